@@ -1,0 +1,53 @@
+# 51 算力知识库 — every target a verb; `make help` lists them.
+# CI runs `make check`, so a contributor runs exactly what CI runs.
+
+PYTHON      ?= python3.11
+VENV        ?= .venv
+BIN         := $(VENV)/bin
+# One warnings-as-errors setting, shared by local builds and CI.
+SPHINXOPTS  ?= -W -n --keep-going -j auto
+SOURCEDIR   := docs
+BUILDDIR    := _build
+CHROMIUM    ?= /usr/bin/chromium
+
+.DEFAULT_GOAL := help
+.PHONY: help venv dev-venv browser html serve test check import clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  \1\t\2/' | expand -t 14
+
+$(BIN)/.installed: requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(BIN)/.installed-dev: requirements-dev.txt $(BIN)/.installed
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+venv: $(BIN)/.installed ## create .venv with what the build needs
+
+dev-venv: $(BIN)/.installed-dev ## add what the tests and preview need
+
+browser: ## make sure Debian's chromium is there for the browser tests
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "browser tests need $(CHROMIUM): sudo apt-get install chromium" >&2; exit 1; fi; }
+
+html: venv ## build the site into _build/html (warnings are errors)
+	$(BIN)/sphinx-build -b html -c . $(SPHINXOPTS) $(SOURCEDIR) $(BUILDDIR)/html
+
+serve: dev-venv ## live-reload preview on http://127.0.0.1:8000
+	$(BIN)/sphinx-autobuild -b html -c . $(SPHINXOPTS) --watch conf.py --watch tools --watch data \
+	  --host 127.0.0.1 --port 8000 $(SOURCEDIR) $(BUILDDIR)/html
+
+test: dev-venv browser ## run every test (builds the site in a temporary folder)
+	$(BIN)/python -m pytest
+
+check: html test ## everything CI runs
+
+import: venv ## re-import sources/export.txt into docs/ (refuses to overwrite edited pages)
+	$(BIN)/python tools/import_export.py
+
+clean: ## remove build output
+	rm -rf $(BUILDDIR)

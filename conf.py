@@ -1,0 +1,76 @@
+"""Sphinx configuration for the 51 算力 knowledge base.
+
+Settings only. Custom behaviour lives in one-feature extensions under
+tools/extensions/, registered below by module name.
+Build: sphinx-build -c . docs _build/html  (see the Makefile).
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "tools" / "extensions"))
+
+# -- Project information -----------------------------------------------------
+
+project = "51 算力知识库"
+author = "51 算力"
+copyright = "51 算力"
+language = "zh_CN"
+
+# -- General configuration ---------------------------------------------------
+
+extensions = [
+    "myst_parser",
+    "sphinx_copybutton",
+    "kb_frontmatter",
+    "kb_listings",
+    "kb_zh_search_fix",
+]
+
+# The pages are MyST Markdown only.
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "**/.import-*", "**/README.md"]
+# Every reference must resolve (the Makefile also passes -n).
+nitpicky = True
+
+# -- MyST ----------------------------------------------------------------------
+
+myst_enable_extensions = [
+    "colon_fence",
+    "deflist",
+    "fieldlist",
+    "substitution",
+]
+# Stable ASCII anchors for headings (h1–h3), so links survive title edits.
+myst_heading_anchors = 3
+
+# -- Knowledge-base data ----------------------------------------------------------
+
+kb_data_dir = str(ROOT / "data")
+
+# -- Options for HTML output ---------------------------------------------------
+
+html_theme = "furo"
+html_title = "51 算力知识库"
+html_short_title = "51 算力"
+html_static_path = ["_static"]
+html_last_updated_fmt = None
+html_copy_source = False
+html_show_sourcelink = False
+html_theme_options = {
+    "navigation_with_keys": True,
+}
+
+# -- Search ----------------------------------------------------------------------
+
+# zh search segments with jieba (installed from requirements.txt).
+html_search_language = "zh"
+
+# -- sphinx-copybutton -----------------------------------------------------------
+
+# Copy only the code, never prompts or console output markers.
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_exclude = ".linenos, .gp, .go"

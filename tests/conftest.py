@@ -1,0 +1,83 @@
+"""Shared fixtures: a fresh build of the site, a local server, a browser."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tools" / "extensions")]
+
+CHROMIUM = os.environ.get("KB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+def sphinx_build(src: Path, out: Path, *extra: str, conf: Path = ROOT) -> subprocess.CompletedProcess:
+    """Run the project's build (same options as the Makefile) and capture output."""
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(conf),
+           "-W", "-n", "--keep-going", *extra, str(src), str(out)]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=conf)
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The site built from docs/ into a temporary folder, with zero warnings."""
+    out = tmp_path_factory.mktemp("site")
+    proc = sphinx_build(ROOT / "docs", out, "-j", "auto")
+    assert proc.returncode == 0, f"build failed:\n{proc.stderr}"
+    assert "WARNING" not in proc.stderr, proc.stderr
+    return out
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep test output readable
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    """Serve the built site on 127.0.0.1; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium driven by Playwright (never a downloaded browser)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    """A fresh page that records console errors and requests to other hosts."""
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.console_errors = []
+    pg.foreign_requests = []
+    pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(m.text))
+    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
+    pg.on("request", lambda r: r.url.startswith(server) or r.url.startswith("data:")
+          or pg.foreign_requests.append(r.url))
+    yield pg
+    context.close()

@@ -1,0 +1,176 @@
+"""Article listings generated from front matter, never maintained by hand.
+
+Three directives, each a placeholder filled in once every page is read::
+
+    ```{kb-article-list}
+    ```
+    All articles, grouped by guide (the 全部文章 page): title, summary, tags.
+
+    ```{kb-guide-articles}
+    ```
+    On a guide's landing page ``docs/<guide>/index.md``: one line per
+    article, in the order of that page's toctree (the reading order), then
+    the articles of other guides that name this guide in ``also_in``.
+
+    ```{kb-guides}
+    ```
+    The four guides from ``data/guides.yaml`` with their blurb and article
+    count (the home page's way in).
+
+Pages holding a listing are re-read whenever any article is added, changed
+or removed, so an incremental build never shows a stale title.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from docutils import nodes
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+
+class kb_listing(nodes.General, nodes.Element):
+    """Placeholder replaced in ``doctree-resolved``."""
+
+
+def load_guides(app) -> list[dict]:
+    path = Path(app.config.kb_data_dir) / "guides.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+class _ListingDirective(SphinxDirective):
+    kind = ""
+
+    def run(self) -> list[nodes.Node]:
+        self.env.kb_listing_docs.add(self.env.docname)
+        node = kb_listing(kind=self.kind)
+        self.set_source_info(node)
+        return [node]
+
+
+class ArticleList(_ListingDirective):
+    kind = "all"
+
+
+class GuideArticles(_ListingDirective):
+    kind = "guide"
+
+
+class Guides(_ListingDirective):
+    kind = "guides"
+
+
+def _title(meta: dict) -> str:
+    return meta.get("listing_title") or meta["title"]
+
+
+def _link(app, fromdoc: str, todoc: str, text: str) -> nodes.reference:
+    uri = app.builder.get_relative_uri(fromdoc, todoc)
+    return nodes.reference("", text, internal=True, refuri=uri)
+
+
+def _article_item(app, fromdoc: str, docname: str, meta: dict, tags: dict) -> nodes.list_item:
+    para = nodes.paragraph()
+    para += nodes.strong("", "", _link(app, fromdoc, docname, _title(meta)))
+    para += nodes.Text(" — " + meta["summary"])
+    item = nodes.list_item("", para, classes=["kb-article"])
+    if meta.get("tags"):
+        tagline = nodes.paragraph(classes=["kb-tags"])
+        for tag in meta["tags"]:
+            tagline += nodes.inline("", tags.get(tag, tag), classes=["kb-tag"])
+            tagline += nodes.Text(" ")
+        item += tagline
+    return item
+
+
+def guide_order(env, guide: str) -> list[str]:
+    """The guide's articles in reading order, then those listed via also_in."""
+    own = [d for d in env.toctree_includes.get(f"{guide}/index", []) if d in env.kb_pages]
+    rest = sorted(d for d, m in env.kb_pages.items()
+                  if m["guide"] == guide and d not in own)
+    extra = sorted(d for d, m in env.kb_pages.items() if guide in m.get("also_in", []))
+    return own + rest + extra
+
+
+def _render(app, node: kb_listing, fromdoc: str) -> list[nodes.Node]:
+    env = app.env
+    from kb_frontmatter import load_tags
+
+    tags = load_tags(Path(app.config.kb_data_dir))
+    guides = load_guides(app)
+    if node["kind"] == "guides":
+        blist = nodes.bullet_list(classes=["kb-guides"])
+        for g in guides:
+            count = len(guide_order(env, g["key"]))
+            para = nodes.paragraph()
+            para += nodes.strong("", "", _link(app, fromdoc, f"{g['key']}/index", g["title"]))
+            para += nodes.Text(f"（{count} 篇）— {g['blurb']}")
+            blist += nodes.list_item("", para)
+        return [blist]
+    if node["kind"] == "guide":
+        guide = fromdoc.split("/")[0]
+        blist = nodes.enumerated_list(classes=["kb-article-list"], enumtype="arabic",
+                                      prefix="", suffix=".")
+        for doc in guide_order(env, guide):
+            blist += _article_item(app, fromdoc, doc, env.kb_pages[doc], tags)
+        return [blist]
+    out: list[nodes.Node] = []
+    for g in guides:
+        docs = [d for d in guide_order(env, g["key"]) if env.kb_pages[d]["guide"] == g["key"]]
+        if not docs:
+            continue
+        out.append(nodes.rubric("", g["title"], classes=["kb-guide-heading"]))
+        blist = nodes.bullet_list(classes=["kb-article-list"])
+        for doc in docs:
+            blist += _article_item(app, fromdoc, doc, env.kb_pages[doc], tags)
+        out.append(blist)
+    out.append(nodes.paragraph("", f"共 {sum(1 for _ in env.kb_pages)} 篇文章。",
+                               classes=["kb-count"]))
+    return out
+
+
+def on_doctree_resolved(app, doctree, docname: str) -> None:
+    for node in list(doctree.findall(kb_listing)):
+        node.replace_self(_render(app, node, docname))
+
+
+def on_env_get_outdated(app, env, added, changed, removed) -> list[str]:
+    from kb_frontmatter import is_article
+
+    if any(is_article(d) for d in (*added, *changed, *removed)):
+        return sorted(env.kb_listing_docs - set(removed))
+    return []
+
+
+def on_builder_inited(app) -> None:
+    env = app.env
+    if not hasattr(env, "kb_listing_docs"):
+        env.kb_listing_docs = set()
+
+
+def on_purge(app, env, docname: str) -> None:
+    env.kb_listing_docs.discard(docname)
+
+
+def on_merge(app, env, docnames, other) -> None:
+    env.kb_listing_docs |= set(docnames) & other.kb_listing_docs
+
+
+def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb_frontmatter")
+    app.add_node(kb_listing)
+    app.add_directive("kb-article-list", ArticleList)
+    app.add_directive("kb-guide-articles", GuideArticles)
+    app.add_directive("kb-guides", Guides)
+    app.connect("builder-inited", on_builder_inited)
+    app.connect("env-get-outdated", on_env_get_outdated)
+    app.connect("env-purge-doc", on_purge)
+    app.connect("env-merge-info", on_merge)
+    app.connect("doctree-resolved", on_doctree_resolved)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
+            "env_version": 1}
