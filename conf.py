@@ -56,6 +56,8 @@ html_theme = "furo"
 html_title = "51 算力知识库"
 html_short_title = "51 算力"
 html_static_path = ["_static"]
+# Local favicon: without one, browsers request /favicon.ico and log a 404.
+html_favicon = "_static/favicon.svg"
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False

@@ -1,0 +1,125 @@
+"""The built site: generated listings, guide landing pages, home page, search."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+import yaml
+
+import kb_frontmatter
+from kb_zh_search_fix import repair_stemmer_code
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+
+def articles() -> dict[str, dict]:
+    """docname -> front matter of every article page in docs/."""
+    out = {}
+    for path in sorted(DOCS.rglob("*.md")):
+        docname = path.relative_to(DOCS).with_suffix("").as_posix()
+        if kb_frontmatter.is_article(docname):
+            yaml_text, _ = kb_frontmatter.split_front_matter(path.read_text(encoding="utf-8"))
+            out[docname] = yaml.safe_load(yaml_text)
+    return out
+
+
+def links(html: str) -> list[str]:
+    return re.findall(r'<a class="reference internal" href="([^"#]+)', html)
+
+
+def test_there_are_eleven_articles_in_four_guides():
+    arts = articles()
+    assert len(arts) == 11
+    assert {m["guide"] for m in arts.values()} == {"training", "inference", "hardware", "industry"}
+
+
+def test_all_articles_page_lists_every_article_by_guide(site):
+    html = unescape((site / "articles.html").read_text(encoding="utf-8"))
+    for docname, meta in articles().items():
+        shown = meta.get("listing_title") or meta["title"]
+        assert f'href="{docname}.html"' in html, docname
+        assert shown in html and meta["summary"] in html
+    # grouped in guide order
+    headings = re.findall(r'<p class="[^"]*kb-guide-heading[^"]*">([^<]+)</p>', html)
+    assert headings == ["训练", "推理", "硬件", "行业"]
+    assert "共 11 篇文章" in html
+
+
+@pytest.mark.parametrize("guide", ["training", "inference", "hardware", "industry"])
+def test_guide_landing_lists_its_articles_in_reading_order(site, guide):
+    html = (site / guide / "index.html").read_text(encoding="utf-8")
+    listing = html.split('kb-article-list')[1].split("</ol>")[0]
+    own = re.findall(r"```\{toctree\}.*?\n\n(.*?)```",
+                     (DOCS / guide / "index.md").read_text(encoding="utf-8"), re.S)[0].split()
+    extra = sorted(d for d, m in articles().items() if guide in m.get("also_in", []))
+    expected = [f"{d}.html" for d in own] + [f"../{d}.html" for d in extra]
+    assert links(listing) == expected
+
+
+def test_second_guides_list_lpu_and_rental_articles(site):
+    assert "../hardware/nvidia-lpu.html" in (site / "inference/index.html").read_text("utf-8")
+    assert "../hardware/gpu-rental-guide.html" in (site / "industry/index.html").read_text("utf-8")
+
+
+def test_home_is_the_welcome_page_with_the_guides_as_way_in(site):
+    html = (site / "index.html").read_text(encoding="utf-8")
+    assert "<h1>欢迎来到 51 算力" in html
+    guides = html.split('kb-guides')[1].split("</ul>")[0]
+    assert links(guides) == [f"{g}/index.html" for g in ("training", "inference", "hardware", "industry")]
+
+
+def test_a_new_article_with_valid_front_matter_is_listed(tmp_path):
+    """Adding a page is enough: no listing is edited by hand."""
+    import shutil
+
+    from conftest import sphinx_build
+
+    docs = tmp_path / "docs"
+    shutil.copytree(DOCS, docs)
+    (docs / "training" / "new-article.md").write_text(
+        "---\ntitle: 新文章\nguide: training\ntags: [memory]\nsummary: 新文章的摘要。\n---\n\n"
+        "# 新文章\n\n正文。\n", encoding="utf-8")
+    out = tmp_path / "html"
+    proc = sphinx_build(docs, out)
+    # an article outside every toctree is a warning: the contributor must place it
+    assert "document isn't included in any toctree" in proc.stderr
+    index = docs / "training" / "index.md"
+    index.write_text(index.read_text(encoding="utf-8").replace(
+        "training-platform-from-scratch\n", "training-platform-from-scratch\nnew-article\n"),
+        encoding="utf-8")
+    proc = sphinx_build(docs, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "新文章的摘要。" in (out / "articles.html").read_text(encoding="utf-8")
+    assert "新文章的摘要。" in (out / "training" / "index.html").read_text(encoding="utf-8")
+
+
+# -- Sphinx 9.0 zh search workaround (sphinx-doc/sphinx#14229) -------------------
+
+
+def test_stemmer_fix_repairs_only_a_dangling_assignment():
+    broken = "var EnglishStemmer=function(){};\nwindow.Stemmer = ChineseStemmer;"
+    assert repair_stemmer_code(broken, "english-stemmer.js").endswith(
+        "window.Stemmer = EnglishStemmer;\n")
+    fixed = "var EnglishStemmer=function(){};\nwindow.Stemmer = EnglishStemmer;"
+    assert repair_stemmer_code(fixed, "english-stemmer.js") == fixed
+    assert repair_stemmer_code("var X=1;", None) == "var X=1;"
+
+
+def test_built_language_data_defines_the_stemmer_it_assigns(site):
+    js = (site / "_static" / "language_data.js").read_text(encoding="utf-8")
+    assigned = re.search(r"window\.Stemmer = (\w+);", js).group(1)
+    assert re.search(rf"\b{assigned}\s*=", js), assigned
+
+
+@pytest.mark.browser
+def test_search_page_answers_nccl(page, server):
+    page.goto(f"{server}/search.html?q=NCCL")
+    page.wait_for_selector("#search-results ul.search li", timeout=15_000)
+    titles = page.locator("#search-results ul.search li a").all_inner_texts()
+    assert any("LLM 训练故障排查手册" in t for t in titles), titles
+    assert page.console_errors == []
+    assert page.foreign_requests == []
