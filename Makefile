@@ -25,9 +25,13 @@ $(BIN)/.installed-dev: requirements-dev.txt $(BIN)/.installed
 	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-venv: $(BIN)/.installed ## create .venv with what the build needs
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
-dev-venv: $(BIN)/.installed-dev ## add what the tests and preview need
+venv: $(BIN)/.installed node_modules/.installed ## install what the build needs (.venv, node_modules)
+
+dev-venv: venv $(BIN)/.installed-dev ## add what the tests and preview need
 
 browser: ## make sure Debian's chromium is there for the browser tests
 	@test -x $(CHROMIUM) || { \

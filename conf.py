@@ -25,7 +25,7 @@ extensions = [
     "sphinx_copybutton",
     "kb_frontmatter",
     "kb_listings",
-    "kb_zh_search_fix",
+    "kb_search",
 ]
 
 # The pages are MyST Markdown only.
@@ -56,6 +56,8 @@ html_theme = "furo"
 html_title = "51 算力知识库"
 html_short_title = "51 算力"
 html_static_path = ["_static"]
+templates_path = ["_templates"]
+html_css_files = ["kb.css"]
 # Local favicon: without one, browsers request /favicon.ico and log a 404.
 html_favicon = "_static/favicon.svg"
 html_last_updated_fmt = None
@@ -67,8 +69,10 @@ html_theme_options = {
 
 # -- Search ----------------------------------------------------------------------
 
-# zh search segments with jieba (installed from requirements.txt).
-html_search_language = "zh"
+# Pagefind replaces Sphinx's own index (kb_search); its settings: pagefind.yml.
+# Sphinx's general index would be an empty page: nothing uses index directives.
+html_use_index = False
+html_domain_indices = False
 
 # -- sphinx-copybutton -----------------------------------------------------------
 

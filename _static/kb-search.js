@@ -1,0 +1,257 @@
+// Search page of the 51 算力 knowledge base: Pagefind underneath, plus what
+// Chinese engineers type: mixed Chinese/English without spaces, question
+// words, and aliases from the glossary (data/glossary.yaml).
+//
+// Contract (tests rely on it): every result is an element with
+// [data-search-result], in rank order, whose first link's text starts with the
+// page title; #search-results gets [data-search-done] once results or a
+// no-result message are shown.
+
+const MAX_RESULTS = 10;
+const MAX_SUBRESULTS = 3;
+const FEW_RESULTS = 3;
+// Question words and particles that carry no topic (显存不够怎么办 → 显存不够).
+const QUESTION_WORDS = /怎么办|怎么样|怎么做|怎么|怎样|如何|为什么|为何|为啥|是什么|什么是|什么|有哪些|哪些|哪个|请问|是否|能否|可以吗|吗|呢|吧|啊|呀/g;
+const PUNCTUATION = /[？?！!。，,、；;：:“”"'‘’（）()《》<>【】\[\]]/g;
+const CJK = "\\u3400-\\u9fff\\uf900-\\ufaff";
+const HAS_CJK = new RegExp(`[${CJK}]`);
+
+export function normalize(query) {
+  return query
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(PUNCTUATION, " ")
+    // NCCL超时 → nccl 超时: split where Chinese meets Latin letters or digits
+    .replace(new RegExp(`([${CJK}])([a-z0-9])`, "g"), "$1 $2")
+    .replace(new RegExp(`([a-z0-9])([${CJK}])`, "g"), "$1 $2")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+export function stripQuestion(query) {
+  const stripped = query.replace(QUESTION_WORDS, " ").replace(/\s+/g, " ").trim();
+  return stripped || query;
+}
+
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+// Where `alias` occurs in `query`: Latin aliases only as whole words.
+function aliasPattern(alias) {
+  const body = escapeRegExp(alias);
+  return HAS_CJK.test(alias) ? new RegExp(body) : new RegExp(`(^|[^a-z0-9])${body}(?=$|[^a-z0-9])`);
+}
+
+function replaceAlias(text, alias, other) {
+  if (HAS_CJK.test(alias)) return text.replace(alias, ` ${other} `);
+  return text.replace(aliasPattern(alias), (match, before) => `${before} ${other} `);
+}
+
+// Rewrites of `query` with glossary aliases: [query, weight] pairs.
+export function variants(query, groups) {
+  const out = new Map([[query, 1]]);
+  for (const group of groups) {
+    const names = group.map(normalize);
+    const hit = names
+      .filter((n) => n && aliasPattern(n).test(query))
+      .sort((a, b) => b.length - a.length)[0];
+    if (!hit) continue;
+    const whole = hit === query;
+    for (const [base, weight] of [...out]) {
+      for (const other of names) {
+        if (other === hit || out.size >= 12) continue;
+        const rewritten = normalize(replaceAlias(base, hit, other));
+        // A query that is just an alias is that concept: its other names count fully.
+        const w = weight * (whole ? 0.7 : 0.5);
+        if (!out.has(rewritten) || out.get(rewritten) < w) out.set(rewritten, w);
+      }
+    }
+  }
+  return [...out];
+}
+
+// Looser queries for when nothing matches every word: each word alone, and
+// the two-character pieces of long Chinese words.
+export function relaxed(query) {
+  const words = query.split(" ").filter(Boolean);
+  const out = new Set(words.length > 1 ? words : []);
+  for (const word of words) {
+    if (HAS_CJK.test(word) && word.length > 2) {
+      for (let i = 0; i + 2 <= word.length; i++) out.add(word.slice(i, i + 2));
+    }
+  }
+  out.delete(query);
+  return [...out];
+}
+
+// Run each [query, weight] and merge: a page's score is the sum over queries
+// of its score relative to that query's best page, times the query's weight,
+// so a page that matches several names of the same concept rises.
+async function runAll(pagefind, queries) {
+  const total = new Map();
+  const found = new Map();
+  const searches = await Promise.all(queries.map(([q]) => pagefind.search(q)));
+  searches.forEach((search, i) => {
+    const weight = queries[i][1];
+    const best = search.results.length ? search.results[0].score || 1 : 1;
+    for (const result of search.results) {
+      total.set(result.id, (total.get(result.id) || 0) + (weight * result.score) / best);
+      found.set(result.id, result);
+    }
+  });
+  const ranked = [...found.values()].sort((a, b) => total.get(b.id) - total.get(a.id));
+  const best = ranked.length ? total.get(ranked[0].id) : 1;
+  for (const result of ranked) result.kbScore = total.get(result.id) / best;
+  return ranked;
+}
+
+// Pagefind ranks by matched words; a page titled with the query, or with a
+// section titled with it, is the better answer. The top results' data is
+// loaded for display anyway, so they are re-ranked with that bonus.
+function squash(text) {
+  return normalize(text || "").replace(/[\s¶#]/g, "");
+}
+
+function headingBonus(data, names) {
+  const title = squash(data.meta.title);
+  const sections = (data.sub_results || []).map((s) => squash(s.title));
+  if (names.some((n) => title.includes(n))) return 1;
+  if (names.some((n) => sections.some((s) => s.includes(n)))) return 0.5;
+  return 0;
+}
+
+// Ranked results as [{result, data, score}] (data loaded for the top `limit`).
+export async function search(pagefind, raw, groups, limit = 10) {
+  const query = stripQuestion(normalize(raw));
+  if (!query) return { total: 0, top: [] };
+  let queries = variants(query, groups);
+  const names = queries.map(([q]) => squash(q)).filter((n) => n.length >= 2);
+  let ranked = await runAll(pagefind, queries);
+  if (ranked.length < FEW_RESULTS) {
+    // Few pages hold every word: also look for the words apart, ranked lower.
+    const loose = relaxed(query).flatMap((q) => variants(q, groups).map(([v, w]) => [v, w * 0.3]));
+    if (loose.length) {
+      queries = [...queries, ...loose];
+      ranked = await runAll(pagefind, queries);
+    }
+  }
+  const top = await Promise.all(ranked.slice(0, limit).map(async (result, i) => {
+    const data = await result.data();
+    return { result, data, score: result.kbScore + headingBonus(data, names), i };
+  }));
+  top.sort((a, b) => b.score - a.score || a.i - b.i);
+  return { total: ranked.length, top };
+}
+
+function escapeHtml(text) {
+  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+// Pagefind excerpts are escaped text with <mark> inserted; keep only the marks.
+function safeExcerpt(excerpt) {
+  return excerpt.replace(/<(?!\/?mark>)[^>]*>/g, "");
+}
+
+function cleanTitle(title) {
+  return (title || "").replace(/[¶#]\s*$/, "").trim();
+}
+
+function renderResult(data, rootUrl) {
+  const li = document.createElement("li");
+  li.setAttribute("data-search-result", "");
+  li.className = "kb-search-result";
+  const title = cleanTitle(data.meta.title) || data.url;
+  const link = document.createElement("a");
+  link.href = new URL(data.url.replace(/^\//, ""), rootUrl).href;
+  link.className = "kb-search-title";
+  link.textContent = title;
+  li.append(link);
+  const excerpt = document.createElement("p");
+  excerpt.className = "kb-search-excerpt";
+  excerpt.innerHTML = safeExcerpt(data.excerpt);
+  li.append(excerpt);
+  // The sections with the most (weighted) matches, best first.
+  const weightOf = (sub) => (sub.weighted_locations || sub.locations || [])
+    .reduce((sum, loc) => sum + (loc.weight ?? 1), 0);
+  const subs = (data.sub_results || [])
+    .filter((s) => s.url.includes("#") && cleanTitle(s.title) !== title)
+    .map((s, i) => [s, weightOf(s), i])
+    .sort((a, b) => b[1] - a[1] || a[2] - b[2])
+    .slice(0, MAX_SUBRESULTS)
+    .map(([s]) => s);
+  if (subs.length) {
+    const ul = document.createElement("ul");
+    ul.className = "kb-search-sections";
+    for (const sub of subs) {
+      const item = document.createElement("li");
+      const a = document.createElement("a");
+      a.href = new URL(sub.url.replace(/^\//, ""), rootUrl).href;
+      a.textContent = cleanTitle(sub.title);
+      const ex = document.createElement("span");
+      ex.className = "kb-search-excerpt";
+      ex.innerHTML = " — " + safeExcerpt(sub.excerpt);
+      item.append(a, ex);
+      ul.append(item);
+    }
+    li.append(ul);
+  }
+  return li;
+}
+
+async function main() {
+  const container = document.getElementById("search-results");
+  const status = document.getElementById("kb-search-status");
+  const input = document.getElementById("kb-search-input");
+  const raw = new URLSearchParams(window.location.search).get("q") || "";
+  input.value = raw;
+  for (const box of document.querySelectorAll("input[name=q]")) box.value = raw;
+  if (!raw.trim()) {
+    status.textContent = "请输入关键词。";
+    const hint = document.createElement("p");
+    hint.className = "kb-search-empty";
+    hint.textContent = "在上面的搜索框输入中文或英文关键词，例如：混合精度、NCCL 超时、mixed precision。";
+    container.replaceChildren(hint);
+    container.setAttribute("data-search-done", "");
+    return;
+  }
+  status.textContent = "正在搜索……";
+  // The site root is one level above _static/, wherever the site is served.
+  const rootUrl = new URL("../", import.meta.url);
+  const groups = JSON.parse(document.getElementById("kb-search-aliases").textContent || "[]");
+  const started = performance.now();
+  let results;
+  try {
+    const pagefind = await import(new URL("pagefind/pagefind.js", rootUrl).href);
+    await pagefind.options({ excerptLength: 40 });
+    results = await search(pagefind, raw, groups, MAX_RESULTS);
+    const list = document.createElement("ol");
+    list.className = "kb-search-list";
+    for (const { data } of results.top) list.append(renderResult(data, rootUrl));
+    container.replaceChildren(list);
+  } catch (error) {
+    status.textContent = "搜索索引加载失败，请刷新页面重试。";
+    const failed = document.createElement("p");
+    failed.className = "kb-search-empty";
+    failed.textContent = status.textContent;
+    container.replaceChildren(failed);
+    container.setAttribute("data-search-done", "");
+    throw error;
+  }
+  const ms = Math.round(performance.now() - started);
+  container.dataset.searchMs = String(ms);
+  if (results.total) {
+    status.textContent = `找到 ${results.total} 篇相关页面${results.total > MAX_RESULTS ? `，显示前 ${MAX_RESULTS} 篇` : ""}。`;
+  } else {
+    status.textContent = "没有找到相关页面。";
+    const empty = document.createElement("p");
+    empty.className = "kb-search-empty";
+    empty.textContent = `没有找到与“${raw}”相关的页面。换个说法，或试试英文名、缩写，也可以浏览全部文章。`;
+    container.replaceChildren(empty);
+  }
+  container.setAttribute("data-search-done", "");
+}
+
+if (typeof document !== "undefined" && document.getElementById("search-results")) {
+  main();
+}

@@ -1,0 +1,97 @@
+"""Search as readers use it: search.html?q=… in headless Chromium.
+
+The query set (tests/search_queries.yaml) names, for each query, the pages of
+which one must rank in the top 3. Reports the mean reciprocal rank (MRR) and
+the zero-result rate; fails under MRR 0.95, on any zero-result query, or on
+any query whose expected page is not in the top 3.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
+
+pytestmark = pytest.mark.browser
+
+
+def results_for(page, server: str, query: str) -> list[dict]:
+    """Rank-ordered results of the search page: url (docname) and title."""
+    page.goto(f"{server}/search.html?q={urllib.parse.quote(query)}")
+    page.wait_for_selector("#search-results[data-search-done]", state="attached", timeout=20_000)
+    rows = page.eval_on_selector_all(
+        "[data-search-result]",
+        "els => els.map(e => { const a = e.querySelector('a');"
+        " return {href: a.getAttribute('href'), title: a.textContent}; })")
+    for row in rows:
+        path = urllib.parse.urlparse(row["href"]).path.lstrip("/")
+        row["docname"] = path.removesuffix(".html")
+    return rows
+
+
+def test_query_set_is_large_and_varied():
+    assert len(QUERIES) >= 80
+    kinds = {q["kind"] for q in QUERIES}
+    assert {"everyday", "en-zh", "synonym", "question", "substring", "mixed"} <= kinds
+    docs = {p.relative_to(ROOT / "docs").with_suffix("").as_posix()
+            for p in (ROOT / "docs").rglob("*.md")}
+    for q in QUERIES:
+        assert set(q["expect"]) <= docs, q
+
+
+def test_search_quality(page, server, capsys):
+    ranks, zero, failures = [], [], []
+    for item in QUERIES:
+        rows = results_for(page, server, item["q"])
+        if not rows:
+            zero.append(item["q"])
+        rank = next((i + 1 for i, r in enumerate(rows) if r["docname"] in item["expect"]), None)
+        ranks.append(1 / rank if rank else 0.0)
+        if rank is None or rank > 3:
+            failures.append(f"{item['q']!r} ({item['kind']}): expected {item['expect']} in top 3, "
+                            f"got {[r['docname'] for r in rows[:5]]}")
+    mrr = sum(ranks) / len(ranks)
+    with capsys.disabled():
+        print(f"\nsearch quality: {len(QUERIES)} queries, MRR {mrr:.3f}, "
+              f"zero-result {len(zero)}/{len(QUERIES)}, outside top 3: {len(failures)}")
+        for line in failures:
+            print("  " + line)
+    assert not zero, f"queries with no result: {zero}"
+    assert mrr >= 0.95, f"MRR {mrr:.3f} < 0.95"
+    assert not failures, "\n".join(failures)
+    assert page.console_errors == [] and page.foreign_requests == []
+
+
+def test_result_contract_title_sections_and_highlight(page, server):
+    rows = results_for(page, server, "梯度爆炸")
+    first = page.locator("[data-search-result]").first
+    assert rows[0]["title"].startswith("LLM 训练故障排查手册")
+    assert "<mark>" in first.locator(".kb-search-excerpt").first.inner_html()
+    sections = first.locator(".kb-search-sections a").all_inner_texts()
+    assert sections and "梯度爆炸" in sections[0], sections
+    href = first.locator(".kb-search-sections a").first.get_attribute("href")
+    page.goto(href)  # the section link lands on that heading
+    anchor = urllib.parse.urlparse(href).fragment
+    assert page.locator(f"[id='{anchor}']").inner_text().startswith("案例 3：梯度爆炸")
+
+
+def test_no_result_message_and_done_flag(page, server):
+    rows = results_for(page, server, "qqqqzz")
+    assert rows == []
+    assert "没有找到" in page.locator("#search-results").inner_text()
+
+
+def test_sidebar_search_box_leads_to_results(page, server):
+    page.goto(f"{server}/training/index.html")
+    box = page.locator("input.sidebar-search")
+    box.fill("NCCL")
+    box.press("Enter")
+    page.wait_for_selector("#search-results[data-search-done]", state="attached", timeout=20_000)
+    titles = page.locator("[data-search-result] a.kb-search-title").all_inner_texts()
+    assert any(t.startswith("LLM 训练故障排查手册") for t in titles), titles
+    assert page.console_errors == [] and page.foreign_requests == []

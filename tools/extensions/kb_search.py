@@ -1,0 +1,132 @@
+"""Site search with Pagefind: Chinese, English and mixed queries, offline.
+
+Replaces Sphinx's own search (whose zh index segments with jieba and whose
+browser side does not segment queries at all; see issue 3's measurements):
+
+- Sphinx's index is not built; ``search.html`` comes from
+  ``_templates/search.html`` and runs ``_static/kb-search.js``;
+- after an HTML build, Pagefind (npm ``pagefind``, the extended binary with
+  Chinese segmentation; config in ``pagefind.yml``) indexes the pages'
+  ``data-pagefind-body`` into ``<outdir>/pagefind/``;
+- each section heading carries its section's id, so Pagefind can point a
+  result at the matching section;
+- the search page gets the alias groups (``data/glossary.yaml``: Chinese
+  name, English name, abbreviations and synonyms) so that ``mixed precision``
+  also finds 混合精度.
+
+Nothing to write in pages. A missing Pagefind is a warning (``-W`` fails):
+run ``npm ci``, as ``make html`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+from docutils import nodes
+from sphinx.util import logging
+from sphinx.writers.html5 import HTML5Translator
+
+logger = logging.getLogger(__name__)
+
+# Pages whose text is a listing of other pages: not indexed, so that the
+# articles themselves rank first.
+NOT_INDEXED = {"search", "genindex", "articles"}
+
+
+class HeadingIdTranslator(HTML5Translator):
+    """Give each section heading its section's id (``<h2 id="…">``).
+
+    Pagefind makes a sub-result for every heading with an id; Sphinx puts
+    the id on the ``<section>`` only. The id moves to the heading, so anchors
+    keep working and no id appears twice.
+    """
+
+    def visit_section(self, node: nodes.section) -> None:
+        ids = node["ids"]
+        node["ids"] = []
+        super().visit_section(node)
+        node["ids"] = ids
+
+    def visit_title(self, node: nodes.title) -> None:
+        if isinstance(node.parent, nodes.section) and node.parent["ids"] and not node["ids"]:
+            node["ids"] = list(node.parent["ids"])
+            super().visit_title(node)
+            node["ids"] = []
+        else:
+            super().visit_title(node)
+
+
+def load_aliases(data_dir: Path) -> list[list[str]]:
+    """Alias groups from the glossary: each group names one concept."""
+    path = data_dir / "glossary.yaml"
+    if not path.exists():
+        return []
+    groups = []
+    for term in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+        names = [term["zh"], term.get("en"), *term.get("aliases", [])]
+        group = list(dict.fromkeys(n for n in names if n))
+        if len(group) > 1:
+            groups.append(group)
+    return groups
+
+
+def on_builder_inited(app) -> None:
+    if app.builder.format != "html":
+        return
+    app.builder.search = False  # Pagefind replaces Sphinx's index
+    app.config.html_additional_pages["search"] = "search.html"
+
+
+def on_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    context["kb_search_indexed"] = doctree is not None and pagename not in NOT_INDEXED
+    # Landing pages summarise the articles: they rank below the articles.
+    context["kb_search_weight"] = "0.5" if pagename.split("/")[-1] == "index" else ""
+    if pagename == "search":
+        aliases = load_aliases(Path(app.config.kb_data_dir))
+        # "</" cannot end the inline <script> early
+        context["kb_search_aliases"] = json.dumps(aliases, ensure_ascii=False).replace("</", "<\\/")
+
+
+def pagefind_binary(confdir: Path) -> Path:
+    return confdir / "node_modules" / ".bin" / "pagefind"
+
+
+def _index_is_current(outdir: Path) -> bool:
+    entry = outdir / "pagefind" / "pagefind-entry.json"
+    if not entry.exists():
+        return False
+    newest = max((p.stat().st_mtime_ns for p in outdir.rglob("*.html")), default=0)
+    return entry.stat().st_mtime_ns >= newest
+
+
+def on_build_finished(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    confdir = Path(app.confdir)
+    binary = pagefind_binary(confdir)
+    if not binary.exists():
+        logger.warning("Pagefind is not installed (%s): run `npm ci` (make html does) "
+                       "to build the search index", binary, type="kb", subtype="search")
+        return
+    if _index_is_current(outdir):
+        return
+    proc = subprocess.run([str(binary), "--site", str(outdir), "--silent"],
+                          cwd=confdir, capture_output=True, text=True)
+    if proc.returncode != 0:
+        logger.warning("Pagefind failed to index %s:\n%s", outdir, proc.stderr or proc.stdout,
+                       type="kb", subtype="search")
+
+
+def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb_frontmatter")  # provides kb_data_dir
+    app.set_translator("html", HeadingIdTranslator)
+    app.set_translator("dirhtml", HeadingIdTranslator)
+    app.connect("builder-inited", on_builder_inited)
+    app.connect("html-page-context", on_page_context)
+    app.connect("build-finished", on_build_finished)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
