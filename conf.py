@@ -26,6 +26,7 @@ extensions = [
     "kb_frontmatter",
     "kb_listings",
     "kb_search",
+    "kb_navigation",
 ]
 
 # The pages are MyST Markdown only.

@@ -1,0 +1,78 @@
+"""A sidebar navigation whose size does not grow with the number of articles.
+
+furo renders the whole site toctree into every page, so each page's HTML and
+the build time grow with the article count (issue 8 measured 163 KB per page
+and 20 minutes at 1,000 articles). This extension hands furo a bounded tree
+instead: the guides, and inside the current guide only a window of articles
+around the current page, with a link to the guide's landing page that lists
+them all. Nothing to write in pages; the order is the toctrees' order.
+
+The window is ``kb_nav_window`` articles (default 9).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+
+def _title(env, docname: str) -> str:
+    node = env.titles.get(docname)
+    return node.astext() if node is not None else docname
+
+
+def window(items: list[str], current: str | None, size: int) -> tuple[int, int]:
+    """Start and end of a ``size``-long slice of ``items`` centred on ``current``."""
+    if len(items) <= size:
+        return 0, len(items)
+    pos = items.index(current) if current in items else 0
+    start = max(0, min(pos - size // 2, len(items) - size))
+    return start, start + size
+
+
+def render(app, pagename: str) -> str:
+    """HTML shaped like Sphinx's toctree output, for furo's sidebar."""
+    env, builder = app.env, app.builder
+    root = app.config.root_doc
+    size = app.config.kb_nav_window
+
+    def link(doc: str, text: str, level: int, current: bool, children: str = "") -> str:
+        classes = f"toctree-l{level}" + (" current" if current else "")
+        if doc == pagename:
+            classes += " current-page"
+        href = builder.get_relative_uri(pagename, doc)
+        a_cls = "current reference internal" if doc == pagename else "reference internal"
+        return (f'<li class="{classes}"><a class="{a_cls}" href="{escape(href)}">'
+                f"{escape(text)}</a>{children}</li>")
+
+    items = []
+    for top in env.toctree_includes.get(root, []):
+        kids = env.toctree_includes.get(top, [])
+        in_here = pagename == top or pagename in kids
+        sub = ""
+        if kids and in_here:
+            start, end = window(kids, pagename, size)
+            rows = [link(d, _title(env, d), 2, d == pagename) for d in kids[start:end]]
+            if end - start < len(kids):
+                rows.append(f'<li class="toctree-l2 kb-nav-more"><a class="reference internal" '
+                            f'href="{escape(builder.get_relative_uri(pagename, top))}">'
+                            f"全部 {len(kids)} 篇……</a></li>")
+            sub = f'<ul class="current">{"".join(rows)}</ul>' if rows else ""
+        items.append(link(top, _title(env, top), 1, in_here, sub))
+    return f'<ul class="current">{"".join(items)}</ul>' if items else ""
+
+
+def on_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    if "toctree" in context:
+        context["toctree"] = lambda **kwargs: render(app, pagename)
+
+
+def setup(app) -> dict[str, Any]:
+    app.add_config_value("kb_nav_window", 9, "html", types=[int])
+    # before furo's own handler (priority 500), which calls context["toctree"]
+    app.connect("html-page-context", on_page_context, priority=400)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
