@@ -25,6 +25,7 @@ extensions = [
     "sphinx_copybutton",
     "kb_frontmatter",
     "kb_listings",
+    "kb_editor_notes",
     "kb_search",
     "kb_navigation",
 ]

@@ -141,7 +141,7 @@ export async function search(pagefind, raw, groups, limit = 10) {
     return { result, data, score: result.kbScore + headingBonus(data, names), i };
   }));
   top.sort((a, b) => b.score - a.score || a.i - b.i);
-  return { total: ranked.length, top };
+  return { total: ranked.length, top, names };
 }
 
 function escapeHtml(text) {
@@ -157,7 +157,7 @@ function cleanTitle(title) {
   return (title || "").replace(/[¶#]\s*$/, "").trim();
 }
 
-function renderResult(data, rootUrl) {
+function renderResult(data, rootUrl, names = []) {
   const li = document.createElement("li");
   li.setAttribute("data-search-result", "");
   li.className = "kb-search-result";
@@ -171,13 +171,15 @@ function renderResult(data, rootUrl) {
   excerpt.className = "kb-search-excerpt";
   excerpt.innerHTML = safeExcerpt(data.excerpt);
   li.append(excerpt);
-  // The sections with the most (weighted) matches, best first.
+  // Sections titled with the query first, then those with the most
+  // (weighted) matches; page order breaks ties.
   const weightOf = (sub) => (sub.weighted_locations || sub.locations || [])
     .reduce((sum, loc) => sum + (loc.weight ?? 1), 0);
+  const titled = (sub) => (names.some((n) => squash(sub.title).includes(n)) ? 1 : 0);
   const subs = (data.sub_results || [])
     .filter((s) => s.url.includes("#") && cleanTitle(s.title) !== title)
-    .map((s, i) => [s, weightOf(s), i])
-    .sort((a, b) => b[1] - a[1] || a[2] - b[2])
+    .map((s, i) => [s, titled(s), weightOf(s), i])
+    .sort((a, b) => b[1] - a[1] || b[2] - a[2] || a[3] - b[3])
     .slice(0, MAX_SUBRESULTS)
     .map(([s]) => s);
   if (subs.length) {
@@ -199,57 +201,82 @@ function renderResult(data, rootUrl) {
   return li;
 }
 
-async function main() {
+function message(container, text) {
+  const p = document.createElement("p");
+  p.className = "kb-search-empty";
+  p.textContent = text;
+  container.replaceChildren(p);
+}
+
+// The site root is one level above _static/, wherever the site is served.
+const ROOT_URL = new URL("../", import.meta.url);
+let pagefindReady = null;
+
+function loadPagefind() {
+  pagefindReady ??= import(new URL("pagefind/pagefind.js", ROOT_URL).href).then(async (pf) => {
+    await pf.options({ excerptLength: 40 });
+    return pf;
+  });
+  return pagefindReady;
+}
+
+// Run one query and show it; [data-search-done] marks the end of each run.
+async function runQuery(raw) {
   const container = document.getElementById("search-results");
   const status = document.getElementById("kb-search-status");
-  const input = document.getElementById("kb-search-input");
-  const raw = new URLSearchParams(window.location.search).get("q") || "";
-  input.value = raw;
+  container.removeAttribute("data-search-done");
   for (const box of document.querySelectorAll("input[name=q]")) box.value = raw;
+  document.title = raw.trim() ? `${raw} - 搜索` : "搜索";
   if (!raw.trim()) {
     status.textContent = "请输入关键词。";
-    const hint = document.createElement("p");
-    hint.className = "kb-search-empty";
-    hint.textContent = "在上面的搜索框输入中文或英文关键词，例如：混合精度、NCCL 超时、mixed precision。";
-    container.replaceChildren(hint);
+    message(container, "在上面的搜索框输入中文或英文关键词，例如：混合精度、NCCL 超时、mixed precision。");
     container.setAttribute("data-search-done", "");
     return;
   }
   status.textContent = "正在搜索……";
-  // The site root is one level above _static/, wherever the site is served.
-  const rootUrl = new URL("../", import.meta.url);
   const groups = JSON.parse(document.getElementById("kb-search-aliases").textContent || "[]");
   const started = performance.now();
   let results;
   try {
-    const pagefind = await import(new URL("pagefind/pagefind.js", rootUrl).href);
-    await pagefind.options({ excerptLength: 40 });
+    const pagefind = await loadPagefind();
     results = await search(pagefind, raw, groups, MAX_RESULTS);
-    const list = document.createElement("ol");
-    list.className = "kb-search-list";
-    for (const { data } of results.top) list.append(renderResult(data, rootUrl));
-    container.replaceChildren(list);
   } catch (error) {
     status.textContent = "搜索索引加载失败，请刷新页面重试。";
-    const failed = document.createElement("p");
-    failed.className = "kb-search-empty";
-    failed.textContent = status.textContent;
-    container.replaceChildren(failed);
+    message(container, status.textContent);
     container.setAttribute("data-search-done", "");
     throw error;
   }
-  const ms = Math.round(performance.now() - started);
-  container.dataset.searchMs = String(ms);
+  container.dataset.searchMs = String(Math.round(performance.now() - started));
   if (results.total) {
+    const list = document.createElement("ol");
+    list.className = "kb-search-list";
+    for (const { data } of results.top) list.append(renderResult(data, ROOT_URL, results.names));
+    container.replaceChildren(list);
     status.textContent = `找到 ${results.total} 篇相关页面${results.total > MAX_RESULTS ? `，显示前 ${MAX_RESULTS} 篇` : ""}。`;
   } else {
     status.textContent = "没有找到相关页面。";
-    const empty = document.createElement("p");
-    empty.className = "kb-search-empty";
-    empty.textContent = `没有找到与“${raw}”相关的页面。换个说法，或试试英文名、缩写，也可以浏览全部文章。`;
-    container.replaceChildren(empty);
+    message(container, `没有找到与“${raw}”相关的页面。换个说法，或试试英文名、缩写，也可以浏览全部文章。`);
   }
   container.setAttribute("data-search-done", "");
+}
+
+function queryFromUrl() {
+  return new URLSearchParams(window.location.search).get("q") || "";
+}
+
+function main() {
+  const form = document.querySelector(".kb-search-form");
+  // A new query on this page runs without a reload; the URL follows it.
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const raw = document.getElementById("kb-search-input").value;
+    const url = new URL(window.location.href);
+    url.searchParams.set("q", raw);
+    window.history.pushState(null, "", url);
+    runQuery(raw);
+  });
+  window.addEventListener("popstate", () => runQuery(queryFromUrl()));
+  runQuery(queryFromUrl());
 }
 
 if (typeof document !== "undefined" && document.getElementById("search-results")) {

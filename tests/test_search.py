@@ -81,7 +81,7 @@ def test_result_contract_title_sections_and_highlight(page, server):
 
 
 def test_no_result_message_and_done_flag(page, server):
-    rows = results_for(page, server, "qqqqzz")
+    rows = results_for(page, server, "zzzzzz")
     assert rows == []
     assert "没有找到" in page.locator("#search-results").inner_text()
 

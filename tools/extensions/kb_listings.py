@@ -17,8 +17,9 @@ Three directives, each a placeholder filled in once every page is read::
     The four guides from ``data/guides.yaml`` with their blurb and article
     count (the home page's way in).
 
-Pages holding a listing are re-read whenever any article is added, changed
-or removed, so an incremental build never shows a stale title.
+Pages holding a listing (these, and other extensions' listings that add
+themselves to ``env.kb_listing_docs``) are re-read whenever any page is
+added, changed or removed, so an incremental build never shows a stale title.
 """
 
 from __future__ import annotations
@@ -140,10 +141,9 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 
 def on_env_get_outdated(app, env, added, changed, removed) -> list[str]:
-    from kb_frontmatter import is_article
-
-    if any(is_article(d) for d in (*added, *changed, *removed)):
-        return sorted(env.kb_listing_docs - set(removed))
+    """Pages that list other pages are re-read whenever any page changes."""
+    if added or changed or removed:
+        return sorted(env.kb_listing_docs - set(removed) - set(changed))
     return []
 
 

@@ -1,0 +1,139 @@
+"""Search benchmark: speed, transfer and index size, real KB and 1,000 articles.
+
+For each site (the real KB, and a synthetic KB from ``tools/synth_kb.py``) it
+builds the HTML, serves it on 127.0.0.1 and drives ``search.html`` in Debian's
+chromium (Playwright, no downloaded browser):
+
+- first query on a cold cache: bytes transferred for the search (Pagefind's
+  files and our search script) and time from query to results, including
+  loading the index;
+- further queries on the loaded page: time from query to results;
+- index size on disk (``pagefind/``), and files in it.
+
+Prints a Markdown table. Asserts nothing: numbers belong in notes.
+
+Run:  python tools/bench_search.py [--articles 1000] [--queries 20]
+      (make bench-search)
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.parse
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+from synth_kb import make_kb  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def build(confdir: Path, out: Path) -> None:
+    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-c", str(confdir), "-j", "auto",
+                    "-q", "-W", "-n", "--keep-going", str(confdir / "docs"), str(out)],
+                   check=True, cwd=confdir)
+
+
+def dir_size(path: Path) -> tuple[int, int]:
+    files = [p for p in path.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+def measure_site(site: Path, queries: list[str]) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    handler = functools.partial(_Quiet, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    cold_bytes, cold_ms, warm_ms = [], [], []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for q in queries[:5]:  # cold: a fresh browser context each time
+                ctx = browser.new_context()
+                page = ctx.new_page()
+                responses = []
+                page.on("requestfinished", lambda r: responses.append(r))
+                page.goto(f"{base}/search.html?q={urllib.parse.quote(q)}")
+                page.wait_for_selector("#search-results[data-search-done]", state="attached",
+                                       timeout=60_000)
+                cold_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
+                search_bytes = 0
+                for r in responses:
+                    if "/pagefind/" in r.url or r.url.endswith("kb-search.js"):
+                        sizes = r.sizes()
+                        search_bytes += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+                cold_bytes.append(search_bytes)
+                ctx.close()
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            page.goto(f"{base}/search.html?q={urllib.parse.quote(queries[0])}")
+            page.wait_for_selector("#search-results[data-search-done]", state="attached",
+                                   timeout=60_000)
+            for q in queries[1:]:  # warm: the index is loaded, type a new query
+                page.fill("#kb-search-input", q)
+                page.press("#kb-search-input", "Enter")
+                page.wait_for_selector("#search-results[data-search-done]", state="attached",
+                                       timeout=60_000)
+                warm_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
+            ctx.close()
+            browser.close()
+    finally:
+        httpd.shutdown()
+    size, files = dir_size(site / "pagefind")
+    return {
+        "first_kb": statistics.median(cold_bytes) / 1024, "first_kb_max": max(cold_bytes) / 1024,
+        "first_ms": statistics.median(cold_ms),
+        "warm_ms": statistics.median(warm_ms), "warm_ms_max": max(warm_ms),
+        "index_kb": size / 1024, "index_files": files,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--articles", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=20)
+    args = parser.parse_args(argv)
+    items = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
+    queries = [q["q"] for q in items][: args.queries]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kb-search-bench-") as tmp:
+        real = Path(tmp) / "real"
+        build(ROOT, real)
+        rows.append(("real KB", measure_site(real, queries)))
+        kb = make_kb(args.articles, Path(tmp) / f"kb{args.articles}")
+        build(kb, kb / "_build")
+        rows.append((f"{args.articles} articles", measure_site(kb / "_build", queries)))
+    print("| site | first query: transfer | first query: time | next queries: time "
+          "| index on disk |")
+    print("|---|---|---|---|---|")
+    for name, m in rows:
+        print(f"| {name} | {m['first_kb']:.0f} KB (max {m['first_kb_max']:.0f}) "
+              f"| {m['first_ms']:.0f} ms | {m['warm_ms']:.0f} ms (max {m['warm_ms_max']:.0f}) "
+              f"| {m['index_kb']:.0f} KB in {m['index_files']} files |")
+    print(f"\nmedians over {len(queries)} queries (first query: 5 cold browser contexts); "
+          "time = query to rendered results, measured in the page")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
