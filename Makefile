@@ -11,7 +11,7 @@ BUILDDIR    := _build
 CHROMIUM    ?= /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help venv dev-venv browser html serve test check import clean
+.PHONY: help venv dev-venv browser html serve test check bench bench-search import clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  \1\t\2/' | expand -t 14
@@ -49,6 +49,12 @@ test: dev-venv browser ## run every test (builds the site in a temporary folder)
 	$(BIN)/python -m pytest
 
 check: html test ## everything CI runs
+
+bench: dev-venv ## build benchmark at 12/100/1000 articles, against stock Sphinx + furo
+	$(BIN)/python tools/bench_build.py
+
+bench-search: dev-venv browser ## search benchmark: time to results, bytes, index size
+	$(BIN)/python tools/bench_search.py
 
 import: venv ## re-import sources/export.txt into docs/ (refuses to overwrite edited pages)
 	$(BIN)/python tools/import_export.py

@@ -3,7 +3,7 @@
 Copies ``docs/`` (and what the build needs beside it) into a new folder, then
 adds copies of the real articles, spread over the guides as the originals
 are, until there are N articles. Each copy gets a unique slug, title and
-labels (``(label)=`` becomes ``(label-cK)=``), and is appended to its guide's
+labels (``(label)=`` and ``:label: x`` get a ``-cK`` suffix), and is appended to its guide's
 toctree, so the result builds with ``-W`` like the real site.
 
 Run:  python tools/synth_kb.py --articles 1000 --out /tmp/kb1000
@@ -28,6 +28,7 @@ BUILD_INPUTS = ["conf.py", "_static", "_templates", "data", "tools", "pagefind.y
                 "node_modules", "package.json"]
 
 _LABEL = re.compile(r"^\((?P<label>[A-Za-z0-9_.:-]+)\)=\s*$", re.M)
+_OPTION_LABEL = re.compile(r"^:label:\s*(?P<label>\S+)\s*$", re.M)
 
 
 def real_articles(docs: Path) -> list[str]:
@@ -44,6 +45,7 @@ def copy_article(text: str, k: int) -> str:
     _, head, body = text.split("---\n", 2)
     head = re.sub(r"^(title|listing_title): (.+)$", rf"\1: \2（副本 {k}）", head, flags=re.M)
     body = _LABEL.sub(lambda m: f"({m['label']}-c{k})=", body)
+    body = _OPTION_LABEL.sub(lambda m: f":label: {m['label']}-c{k}", body)
     body = re.sub(r"^# (.+)$", rf"# \1（副本 {k}）", body, count=1, flags=re.M)
     return f"---\n{head}---\n{body}"
 
