@@ -26,8 +26,11 @@ extensions = [
     "kb_frontmatter",
     "kb_listings",
     "kb_editor_notes",
+    "kb_glossary",
+    "kb_tags",
     "kb_search",
     "kb_navigation",
+    "kb_mermaid_local",
 ]
 
 # The pages are MyST Markdown only.
@@ -75,6 +78,13 @@ html_theme_options = {
 # Sphinx's general index would be an empty page: nothing uses index directives.
 html_use_index = False
 html_domain_indices = False
+
+# -- Diagrams ----------------------------------------------------------------------
+
+# sphinxcontrib-mermaid renders in the browser; kb_mermaid_local serves mermaid
+# from _static (npm package, pinned in package-lock.json), never from a CDN.
+# "strict": diagram text cannot carry HTML or click handlers into the page.
+mermaid_init_config = {"startOnLoad": False, "securityLevel": "strict"}
 
 # -- sphinx-copybutton -----------------------------------------------------------
 

@@ -52,7 +52,7 @@ function replaceAlias(text, alias, other) {
 export function variants(query, groups) {
   const out = new Map([[query, 1]]);
   for (const group of groups) {
-    const names = group.map(normalize);
+    const names = group.names.map(normalize);
     const hit = names
       .filter((n) => n && aliasPattern(n).test(query))
       .sort((a, b) => b.length - a.length)[0];
@@ -63,7 +63,7 @@ export function variants(query, groups) {
         if (other === hit || out.size >= 12) continue;
         const rewritten = normalize(replaceAlias(base, hit, other));
         // A query that is just an alias is that concept: its other names count fully.
-        const w = weight * (whole ? 0.7 : 0.5);
+        const w = weight * (whole ? 1 : 0.5);
         if (!out.has(rewritten) || out.get(rewritten) < w) out.set(rewritten, w);
       }
     }
@@ -86,18 +86,28 @@ export function relaxed(query) {
 }
 
 // Run each [query, weight] and merge: a page's score is the sum over queries
-// of its score relative to that query's best page, times the query's weight,
-// so a page that matches several names of the same concept rises.
+// of its score (relative to the best score of any query) times the query's
+// weight, so a page that matches several names of the same concept rises.
 async function runAll(pagefind, queries) {
   const total = new Map();
-  const found = new Map();
+  const found = new Map(); // per page, the result of the query it matched best
+  const strongest = new Map();
   const searches = await Promise.all(queries.map(([q]) => pagefind.search(q)));
+  // One scale for all queries: a weak match of one query does not count as
+  // much as a strong match of another just because it was that query's best.
+  const scale = Math.max(1e-9, ...searches.map((s) => (s.results.length ? s.results[0].score : 0)));
   searches.forEach((search, i) => {
     const weight = queries[i][1];
-    const best = search.results.length ? search.results[0].score || 1 : 1;
     for (const result of search.results) {
-      total.set(result.id, (total.get(result.id) || 0) + (weight * result.score) / best);
-      found.set(result.id, result);
+      const share = (weight * result.score) / scale;
+      total.set(result.id, (total.get(result.id) || 0) + share);
+      // Show (sections, excerpt) the match of the query as typed; failing
+      // that, the strongest match among the rewrites.
+      const typed = i === 0 ? Infinity : share;
+      if (!found.has(result.id) || typed > strongest.get(result.id)) {
+        found.set(result.id, result);
+        strongest.set(result.id, typed);
+      }
     }
   });
   const ranked = [...found.values()].sort((a, b) => total.get(b.id) - total.get(a.id));
@@ -116,8 +126,8 @@ function squash(text) {
 function headingBonus(data, names) {
   const title = squash(data.meta.title);
   const sections = (data.sub_results || []).map((s) => squash(s.title));
-  if (names.some((n) => title.includes(n))) return 1;
-  if (names.some((n) => sections.some((s) => s.includes(n)))) return 0.5;
+  if (names.some((n) => title.includes(n))) return 1.5;
+  if (names.some((n) => sections.some((s) => s.includes(n)))) return 1;
   return 0;
 }
 
@@ -247,17 +257,47 @@ async function runQuery(raw) {
     throw error;
   }
   container.dataset.searchMs = String(Math.round(performance.now() - started));
+  const term = glossaryEntry(raw, groups);
   if (results.total) {
     const list = document.createElement("ol");
     list.className = "kb-search-list";
     for (const { data } of results.top) list.append(renderResult(data, ROOT_URL, results.names));
-    container.replaceChildren(list);
+    container.replaceChildren(...(term ? [renderTerm(term)] : []), list);
     status.textContent = `找到 ${results.total} 篇相关页面${results.total > MAX_RESULTS ? `，显示前 ${MAX_RESULTS} 篇` : ""}。`;
   } else {
     status.textContent = "没有找到相关页面。";
     message(container, `没有找到与“${raw}”相关的页面。换个说法，或试试英文名、缩写，也可以浏览全部文章。`);
   }
   container.setAttribute("data-search-done", "");
+}
+
+// The glossary entry the query names (the longest name found in it), if any.
+export function glossaryEntry(raw, groups) {
+  const query = stripQuestion(normalize(raw));
+  let best = null;
+  for (const group of groups) {
+    for (const name of group.names.map(normalize)) {
+      if (name && aliasPattern(name).test(query) && (!best || name.length > best.length)) {
+        best = { ...group, length: name.length };
+      }
+    }
+  }
+  return best;
+}
+
+function renderTerm(entry) {
+  const aside = document.createElement("aside");
+  aside.className = "kb-search-term";
+  const title = document.createElement("p");
+  title.className = "kb-search-term-title";
+  const link = document.createElement("a");
+  link.href = new URL(entry.url, new URL("search.html", ROOT_URL)).href;
+  link.textContent = entry.names.slice(0, 3).join(" · ");
+  title.append("术语：", link);
+  const def = document.createElement("p");
+  def.textContent = entry.def;
+  aside.append(title, def);
+  return aside;
 }
 
 function queryFromUrl() {

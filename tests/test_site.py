@@ -27,7 +27,8 @@ def articles() -> dict[str, dict]:
 
 
 def links(html: str) -> list[str]:
-    return re.findall(r'<a class="reference internal" href="([^"#]+)', html)
+    """Targets of the title links of a generated listing (not the tag links)."""
+    return re.findall(r'<strong><a class="reference internal" href="([^"#]+)', html)
 
 
 def test_there_are_eleven_articles_in_four_guides():

@@ -83,7 +83,8 @@ def _article_item(app, fromdoc: str, docname: str, meta: dict, tags: dict) -> no
     if meta.get("tags"):
         tagline = nodes.paragraph(classes=["kb-tags"])
         for tag in meta["tags"]:
-            tagline += nodes.inline("", tags.get(tag, tag), classes=["kb-tag"])
+            link = _link(app, fromdoc, f"tags/{tag}", tags.get(tag, tag))
+            tagline += nodes.inline("", "", link, classes=["kb-tag"])
             tagline += nodes.Text(" ")
         item += tagline
     return item

@@ -34,7 +34,9 @@ logger = logging.getLogger(__name__)
 
 # Pages whose text is a listing of other pages: not indexed, so that the
 # articles themselves rank first.
-NOT_INDEXED = {"search", "genindex", "articles"}
+# The glossary is not indexed either: the search page shows a matching term's
+# definition above the results instead (it would otherwise outrank articles).
+NOT_INDEXED = {"search", "genindex", "articles", "glossary", "errata"}
 
 
 class HeadingIdTranslator(HTML5Translator):
@@ -60,18 +62,18 @@ class HeadingIdTranslator(HTML5Translator):
             super().visit_title(node)
 
 
-def load_aliases(data_dir: Path) -> list[list[str]]:
-    """Alias groups from the glossary: each group names one concept."""
+def load_aliases(data_dir: Path) -> list[dict]:
+    """Glossary entries for the search page: names (Chinese, English,
+    abbreviations, synonyms), definition and anchor on the glossary page."""
     path = data_dir / "glossary.yaml"
     if not path.exists():
         return []
-    groups = []
+    from kb_glossary import names
+
+    out = []
     for term in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
-        names = [term["zh"], term.get("en"), *term.get("aliases", [])]
-        group = list(dict.fromkeys(n for n in names if n))
-        if len(group) > 1:
-            groups.append(group)
-    return groups
+        out.append({"names": names(term), "def": term["def"]})
+    return out
 
 
 def on_builder_inited(app) -> None:
@@ -87,8 +89,20 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
     context["kb_search_weight"] = "0.5" if pagename.split("/")[-1] == "index" else ""
     if pagename == "search":
         aliases = load_aliases(Path(app.config.kb_data_dir))
+        for entry in aliases:
+            entry["url"] = app.builder.get_relative_uri("search", "glossary") + "#" + _term_id(app, entry)
         # "</" cannot end the inline <script> early
         context["kb_search_aliases"] = json.dumps(aliases, ensure_ascii=False).replace("</", "<\\/")
+
+
+def _term_id(app, entry: dict) -> str:
+    """The anchor Sphinx gives the glossary term (its first name)."""
+    std = app.env.get_domain("std")
+    for name in entry["names"]:
+        found = std._terms.get(name.lower()) if hasattr(std, "_terms") else None
+        if found:
+            return found[1]
+    return ""
 
 
 def pagefind_binary(confdir: Path) -> Path:

@@ -1,0 +1,118 @@
+"""The 术语表 page, generated from ``data/glossary.yaml``.
+
+On the glossary page::
+
+    ```{kb-glossary}
+    ```
+
+renders every entry as a Sphinx glossary term (its Chinese name, English
+name and each alias are terms, so ``{term}`AMP``` and ``{term}`混合精度```
+both link to it), its definition, the sections listed under ``see:``, and —
+generated, never stale — the pages that link the term with ``{term}``.
+
+A ``see:`` label that does not exist is an unresolved reference, which
+``-n -W`` turns into a build error naming the glossary page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+
+def load_glossary(data_dir: Path) -> list[dict]:
+    return yaml.safe_load((data_dir / "glossary.yaml").read_text(encoding="utf-8")) or []
+
+
+def names(entry: dict) -> list[str]:
+    """All names of an entry: Chinese, English, then aliases, without repeats."""
+    return list(dict.fromkeys(n for n in [entry["zh"], entry.get("en"), *entry.get("aliases", [])] if n))
+
+
+class kb_glossary_usage(nodes.General, nodes.Element):
+    """Placeholder for "出现在" links, filled in ``doctree-resolved``."""
+
+
+class GlossaryDirective(SphinxDirective):
+    def run(self) -> list[nodes.Node]:
+        self.env.kb_listing_docs.add(self.env.docname)
+        entries = sorted(load_glossary(Path(self.config.kb_data_dir)), key=lambda e: e["id"])
+        lines = ["```{glossary}", ":sorted:", ""]
+        for entry in entries:
+            lines += names(entry)
+            see = " · ".join(f"{{ref}}`{label}`" for label in entry.get("see", []))
+            lines.append(f"  {entry['def']}" + (f"\n\n  详见：{see}" if see else ""))
+            lines.append("")
+        lines.append("```")
+        parsed = self.parse_text_to_nodes("\n".join(lines), offset=self.content_offset)
+        # after each definition, a placeholder for the pages that use the term
+        for item in (n for node in parsed for n in node.findall(nodes.definition_list_item)):
+            terms = [t.astext() for t in item.findall(nodes.term)]
+            item.next_node(nodes.definition).append(kb_glossary_usage(terms=terms))
+        return parsed
+
+
+def collect_usage(app, doctree) -> None:
+    """Record which terms each page links with {term}."""
+    env = app.env
+    used = {node["reftarget"].lower() for node in doctree.findall(addnodes.pending_xref)
+            if node.get("reftype") == "term"}
+    if used:
+        env.kb_term_usage[env.docname] = used
+    else:
+        env.kb_term_usage.pop(env.docname, None)
+
+
+def on_doctree_resolved(app, doctree, docname: str) -> None:
+    env = app.env
+    for node in list(doctree.findall(kb_glossary_usage)):
+        wanted = {t.lower() for t in node["terms"]}
+        pages = sorted(d for d, used in env.kb_term_usage.items() if used & wanted and d != docname)
+        if not pages:
+            node.replace_self([])
+            continue
+        para = nodes.paragraph(classes=["kb-term-usage"])
+        para += nodes.Text("出现在：")
+        for i, doc in enumerate(pages):
+            if i:
+                para += nodes.Text(" · ")
+            title = env.titles[doc].astext() if doc in env.titles else doc
+            para += nodes.reference("", title, internal=True,
+                                    refuri=app.builder.get_relative_uri(docname, doc))
+        node.replace_self(para)
+
+
+def on_builder_inited(app) -> None:
+    if not hasattr(app.env, "kb_term_usage"):
+        app.env.kb_term_usage = {}
+
+
+def on_purge(app, env, docname: str) -> None:
+    env.kb_term_usage.pop(docname, None)
+
+
+def on_merge(app, env, docnames, other) -> None:
+    for doc in docnames:
+        if doc in other.kb_term_usage:
+            env.kb_term_usage[doc] = other.kb_term_usage[doc]
+
+
+def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb_listings")  # kb_data_dir; the page is re-read when any page changes
+    app.add_node(kb_glossary_usage)
+    app.add_directive("kb-glossary", GlossaryDirective)
+    app.connect("builder-inited", on_builder_inited)
+    app.connect("doctree-read", collect_usage)
+    app.connect("env-purge-doc", on_purge)
+    app.connect("env-merge-info", on_merge)
+    app.connect("doctree-resolved", on_doctree_resolved)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
+            "env_version": 1}

@@ -1,0 +1,163 @@
+"""Tag pages, and the 标签 / 相关文章 block at the end of every article.
+
+Nothing to write in pages: the tags come from front matter (vocabulary and
+Chinese names in ``data/tags.yaml``), and
+
+- ``tags/<tag>.html`` lists the articles with that tag, ``tags/index.html``
+  every tag with its count (pages generated at write time, no sources);
+- every article ends with its tags (linked to their pages) and 相关文章: the
+  three articles sharing the most tags with it (same guide breaks ties, then
+  reading order).
+
+Incremental builds stay correct: after reading, the related lists are
+recomputed and every article whose list, or a title in it, changed is
+written again, even if its own source did not change.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+RELATED = 3
+
+
+def _tags(app) -> dict[str, str]:
+    from kb_frontmatter import load_tags
+
+    return load_tags(Path(app.config.kb_data_dir))
+
+
+def _order(env) -> list[str]:
+    """All documents in reading order (the toctrees, depth first)."""
+    seen: list[str] = []
+
+    def walk(doc: str) -> None:
+        for child in env.toctree_includes.get(doc, []):
+            if child not in seen:
+                seen.append(child)
+                walk(child)
+
+    walk(env.config.root_doc)
+    return seen
+
+
+def title_of(env, doc: str) -> str:
+    meta = env.kb_pages.get(doc, {})
+    return meta.get("listing_title") or meta.get("title") or doc
+
+
+def related_all(env) -> dict[str, list[str]]:
+    """For every article, the RELATED articles sharing most tags (then guide, then order)."""
+    pos = {doc: i for i, doc in enumerate(_order(env))}
+    by_tag: dict[str, list[str]] = {}
+    for doc, meta in env.kb_pages.items():
+        for tag in meta.get("tags", []):
+            by_tag.setdefault(tag, []).append(doc)
+    guides = {d: {m["guide"], *m.get("also_in", [])} for d, m in env.kb_pages.items()}
+    out = {}
+    for doc, meta in env.kb_pages.items():
+        shared: dict[str, int] = {}
+        for tag in meta.get("tags", []):
+            for other in by_tag[tag]:
+                if other != doc:
+                    shared[other] = shared.get(other, 0) + 1
+        for other in env.kb_pages:  # same guide, no shared tag: still related
+            if other != doc and other not in shared and guides[doc] & guides[other]:
+                shared[other] = 0
+
+        def rank(other: str, doc=doc, shared=shared):
+            return (-shared[other], not (guides[doc] & guides[other]),
+                    pos.get(other, len(pos)), other)
+
+        out[doc] = sorted(shared, key=rank)[:RELATED]
+    return out
+
+
+def on_env_before_read_docs(app, env, docnames) -> None:
+    app.kb_docs_read = len(docnames)
+
+
+def on_env_get_updated(app, env) -> list[str]:
+    """Articles whose 相关文章 list changed because another page changed."""
+    if not getattr(app, "kb_docs_read", 0) and hasattr(env, "kb_related_shown"):
+        return []
+    shown = {d: [(r, title_of(env, r)) for r in rows] for d, rows in related_all(env).items()}
+    before = getattr(env, "kb_related_shown", {})
+    env.kb_related_shown = shown
+    return sorted(d for d, rows in shown.items() if before.get(d) != rows)
+
+
+def _ref(app, fromdoc: str, todoc: str, text: str) -> nodes.reference:
+    return nodes.reference("", text, internal=True, refuri=app.builder.get_relative_uri(fromdoc, todoc))
+
+
+def on_doctree_resolved(app, doctree, docname: str) -> None:
+    env = app.env
+    if docname not in env.kb_pages or app.builder.format != "html":
+        return
+    meta = env.kb_pages[docname]
+    names = _tags(app)
+    footer = nodes.container(classes=["kb-article-footer"])
+    tagline = nodes.paragraph(classes=["kb-tags"])
+    tagline += nodes.strong("", "标签：")
+    for tag in meta.get("tags", []):
+        link = _ref(app, docname, f"tags/{tag}", names.get(tag, tag))
+        tagline += nodes.inline("", "", link, classes=["kb-tag"])
+        tagline += nodes.Text(" ")
+    footer += tagline
+    rows = [doc for doc, _ in getattr(env, "kb_related_shown", {}).get(docname, [])]
+    if rows:
+        footer += nodes.rubric("", "相关文章", classes=["kb-related-heading"])
+        blist = nodes.bullet_list(classes=["kb-related"])
+        for doc in rows:
+            para = nodes.paragraph()
+            para += _ref(app, docname, doc, title_of(env, doc))
+            blist += nodes.list_item("", para)
+        footer += blist
+    section = next(iter(doctree.findall(nodes.section)), None)
+    (section if section is not None else doctree).append(footer)
+
+
+def _page(app, pagename: str, title: str, items: list[tuple[str, str, str]], intro: str):
+    rows = "".join(
+        f'<li><a class="reference internal" href="{escape(href)}">{escape(text)}</a>'
+        f'{" — " + escape(note) if note else ""}</li>'
+        for href, text, note in items)
+    body = (f'<section id="tag-page"><h1>{escape(title)}</h1><p>{escape(intro)}</p>'
+            f'<ul class="kb-tag-list">{rows}</ul></section>')
+    return pagename, {"title": title, "body": body, "kb_collected_page": True}, "page.html"
+
+
+def on_collect_pages(app):
+    env = app.env
+    names = _tags(app)
+    order = _order(env)
+    by_tag: dict[str, list[str]] = {tag: [] for tag in names}
+    for doc in sorted(env.kb_pages, key=lambda d: (order.index(d) if d in order else 1e9, d)):
+        for tag in env.kb_pages[doc].get("tags", []):
+            by_tag.setdefault(tag, []).append(doc)
+    rel = app.builder.get_relative_uri
+    for tag, docs in by_tag.items():
+        page = f"tags/{tag}"
+        items = [(rel(page, d), title_of(env, d), env.kb_pages[d].get("summary", "")) for d in docs]
+        yield _page(app, page, f"标签：{names.get(tag, tag)}", items,
+                    f"共 {len(docs)} 篇文章带有这个标签。")
+    items = [(rel("tags/index", f"tags/{t}"), names.get(t, t), f"{len(d)} 篇") for t, d in by_tag.items()]
+    yield _page(app, "tags/index", "全部标签", items, "按标签浏览文章。")
+
+
+def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb_frontmatter")
+    app.connect("env-before-read-docs", on_env_before_read_docs)
+    app.connect("env-get-updated", on_env_get_updated)
+    app.connect("doctree-resolved", on_doctree_resolved)
+    app.connect("html-collect-pages", on_collect_pages)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
+            "env_version": 1}
