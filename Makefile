@@ -11,10 +11,10 @@ BUILDDIR    := _build
 CHROMIUM    ?= /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help venv dev-venv browser html serve test check bench bench-search import clean
+.PHONY: help venv dev-venv browser html serve test snippets lint linkcheck check new bench bench-search import clean
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  \1\t\2/' | expand -t 14
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 $(BIN)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,7 +48,24 @@ serve: dev-venv ## live-reload preview on http://127.0.0.1:8000
 test: dev-venv browser ## run every test (builds the site in a temporary folder)
 	$(BIN)/python -m pytest
 
-check: html test ## everything CI runs
+snippets: dev-venv ## run and check only the pages' code samples
+	$(BIN)/python -m pytest docs tests/test_snippet_policy.py
+
+lint: dev-venv ## Markdown, Chinese copywriting and spelling checks of the pages
+	$(BIN)/pymarkdown --config .pymarkdown.json scan -r $(SOURCEDIR)
+	$(BIN)/python tools/lint_copy.py $(SOURCEDIR)
+	$(BIN)/codespell $(SOURCEDIR) README.md CONTRIBUTING.md tools data conftest.py
+	$(BIN)/python tools/link_terms.py --check $(SOURCEDIR)
+
+linkcheck: venv ## check external links (needs the internet: CI runs it weekly)
+	@# -q: Sphinx then reports each broken link as "page.md:LINE: WARNING: broken link: …"
+	$(BIN)/sphinx-build -b linkcheck -c . -q $(SPHINXOPTS) $(SOURCEDIR) $(BUILDDIR)/linkcheck
+
+check: html lint test ## everything CI runs (internal links: the -n build; external: make linkcheck)
+	@echo "External links are not checked here (no internet in CI): the weekly linkcheck workflow runs 'make linkcheck'."
+
+new: venv ## scaffold an article: make new GUIDE=training SLUG=my-topic TITLE="标题" TAGS=memory
+	$(BIN)/python tools/new_article.py --guide "$(GUIDE)" --slug "$(SLUG)" --title "$(TITLE)" --tags "$(TAGS)"
 
 bench: dev-venv ## build benchmark at 12/100/1000 articles, against stock Sphinx + furo
 	$(BIN)/python tools/bench_build.py

@@ -8,6 +8,8 @@ Build: sphinx-build -c . docs _build/html  (see the Makefile).
 import sys
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tools" / "extensions"))
 
@@ -24,6 +26,7 @@ extensions = [
     "myst_parser",
     "sphinx_copybutton",
     "kb_frontmatter",
+    "kb_no_raw_html",
     "kb_listings",
     "kb_editor_notes",
     "kb_glossary",
@@ -85,6 +88,21 @@ html_domain_indices = False
 # from _static (npm package, pinned in package-lock.json), never from a CDN.
 # "strict": diagram text cannot carry HTML or click handlers into the page.
 mermaid_init_config = {"startOnLoad": False, "securityLevel": "strict"}
+
+# -- Link checking (make linkcheck) --------------------------------------------------
+
+# External links are checked by the weekly workflow; the -n HTML build checks
+# every internal reference on each change.
+linkcheck_timeout = 20
+linkcheck_retries = 3
+# wait out HTTP 429 up to five minutes per host before calling a link broken
+linkcheck_rate_limit_timeout = 300.0
+linkcheck_workers = 4
+linkcheck_report_timeouts_as_broken = True
+linkcheck_ignore = [
+    entry["pattern"]
+    for entry in yaml.safe_load((ROOT / "data" / "linkcheck-ignore.yaml").read_text(encoding="utf-8"))
+]
 
 # -- sphinx-copybutton -----------------------------------------------------------
 

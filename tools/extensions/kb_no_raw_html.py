@@ -1,0 +1,43 @@
+"""Refuse raw HTML in pages: it bypasses the theme, escaping and the search index.
+
+MyST passes raw HTML (``<script>``, ``<div onclick=…>``, ``<iframe>``) into
+the page untouched. Pages here are written by many contributors and read in
+browsers that trust the site, so raw HTML is an error, reported where it is::
+
+    docs/training/x.md:12: WARNING: KB010 raw HTML (<script>) is not allowed in pages; …
+
+Use MyST instead: admonitions (``:::{note}``), figures, tables, roles. Code
+that shows HTML belongs in a fenced code block, which is not raw HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from docutils import nodes
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+
+def on_doctree_read(app, doctree) -> None:
+    for node in doctree.findall(nodes.raw):
+        if "html" not in node.get("format", "").split():
+            continue
+        text = node.astext().strip()
+        if re.fullmatch(r"</\s*[A-Za-z][\w-]*\s*>", text):
+            continue  # the closing half of an inline tag already reported
+        if re.fullmatch(r"<br\s*/?>", text):
+            continue  # MyST renders a Markdown hard line break (two trailing spaces) this way
+        tag = re.search(r"<\s*([A-Za-z][\w-]*)", text)
+        what = f"<{tag.group(1)}>" if tag else "HTML"
+        logger.warning(
+            "KB010 raw HTML (%s) is not allowed in pages; use MyST syntax (a directive or "
+            "role) instead, or put HTML you want to show in a fenced code block", what,
+            location=node, type="kb", subtype="raw-html")
+
+
+def setup(app) -> dict[str, Any]:
+    app.connect("doctree-read", on_doctree_read)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
