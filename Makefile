@@ -11,7 +11,7 @@ BUILDDIR    := _build
 CHROMIUM    ?= /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help venv dev-venv browser html serve test snippets lint linkcheck check new bench bench-search import clean
+.PHONY: help venv dev-venv browser html serve test snippets lint linkcheck check new bench bench-search page-weight import clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -72,6 +72,9 @@ bench: dev-venv ## build benchmark at 12/100/1000 articles, against stock Sphinx
 
 bench-search: dev-venv browser ## search benchmark: time to results, bytes, index size
 	$(BIN)/python tools/bench_search.py
+
+page-weight: dev-venv browser ## bytes per page type of the built site (run make html first)
+	$(BIN)/python tools/page_weight.py $(BUILDDIR)/html
 
 import: venv ## re-import sources/export.txt into docs/ (refuses to overwrite edited pages)
 	$(BIN)/python tools/import_export.py

@@ -34,6 +34,7 @@ extensions = [
     "kb_search",
     "kb_navigation",
     "kb_mermaid_local",
+    "kb_site_features",
 ]
 
 # The pages are MyST Markdown only.
@@ -61,6 +62,8 @@ kb_data_dir = str(ROOT / "data")
 # -- Options for HTML output ---------------------------------------------------
 
 html_theme = "furo"
+# The production address: canonical links, sitemap.xml, feed.xml, og:url.
+html_baseurl = "https://kb.51suanli.com/"
 html_title = "51 算力知识库"
 html_short_title = "51 算力"
 html_static_path = ["_static"]
@@ -68,11 +71,16 @@ templates_path = ["_templates"]
 html_css_files = ["kb.css"]
 # Local favicon: without one, browsers request /favicon.ico and log a 404.
 html_favicon = "_static/favicon.svg"
-html_last_updated_fmt = None
+# Per-page dates come from git (kb_site_features), not from the build time.
+html_last_updated_fmt = "%Y-%m-%d"
 html_copy_source = False
 html_show_sourcelink = False
 html_theme_options = {
     "navigation_with_keys": True,
+    # "Edit this page" links to the file on GitHub
+    "source_repository": "https://github.com/51suanli/kb/",
+    "source_branch": "main",
+    "source_directory": "docs/",
 }
 
 # -- Search ----------------------------------------------------------------------

@@ -40,8 +40,22 @@ def site(tmp_path_factory) -> Path:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files, and the site's own 404.html for a missing path (as GitHub Pages does)."""
+
     def log_message(self, *args) -> None:  # keep test output readable
         pass
+
+    def send_error(self, code, message=None, explain=None):
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.exists():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
 
 @pytest.fixture(scope="session")
@@ -75,7 +89,8 @@ def page(browser, server):
     pg = context.new_page()
     pg.console_errors = []
     pg.foreign_requests = []
-    pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(m.text))
+    pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(
+        f"{m.text} ({m.location.get('url', '')})"))
     pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
     pg.on("request", lambda r: r.url.startswith(server) or r.url.startswith("data:")
           or pg.foreign_requests.append(r.url))

@@ -140,7 +140,11 @@ def test_linkcheck_fails_on_a_dead_link_and_passes_a_live_one(tmp_path, local_si
 
 def _make(repo: Path, target: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run(["make", "-s", target, f"VENV={ROOT / '.venv'}",
+    venv = ROOT / ".venv"
+    # -o: the copy shares the project's .venv and node_modules; never reinstall them
+    # from here (npm ci would delete node_modules through the symlink).
+    stamps = ["node_modules/.installed", f"{venv}/bin/.installed", f"{venv}/bin/.installed-dev"]
+    return subprocess.run(["make", "-s", *[f"-o{s}" for s in stamps], target, f"VENV={venv}",
                            f"BUILDDIR={repo / '_build'}"],
                           cwd=repo, capture_output=True, text=True, env=env)
 

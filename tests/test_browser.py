@@ -1,0 +1,116 @@
+"""The site as a reader sees it, in Debian's chromium: key pages, phone width,
+copy buttons, dark mode, 404, and accessibility (axe-core).
+
+Screenshots of the key pages go to test-results/screenshots/ (a CI artifact).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from test_site import articles
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "test-results" / "screenshots"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def longest_article() -> str:
+    return max(articles(), key=lambda d: (ROOT / "docs" / f"{d}.md").stat().st_size)
+
+
+KEY_PAGES = {
+    "home": "index.html",
+    "training": "training/index.html",
+    "inference": "inference/index.html",
+    "hardware": "hardware/index.html",
+    "industry": "industry/index.html",
+    "longest-article": f"{longest_article()}.html",
+    "glossary": "glossary.html",
+    "search": "search.html?q=%E6%B7%B7%E5%90%88%E7%B2%BE%E5%BA%A6",
+    "tag": "tags/memory.html",
+    "errata": "errata.html",
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEY_PAGES))
+def test_key_page_loads_clean_and_is_accessible(page, server, name):
+    page.goto(f"{server}/{KEY_PAGES[name]}")
+    page.wait_for_load_state("networkidle")
+    if name == "search":
+        page.wait_for_selector("#search-results[data-search-done]", state="attached")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
+    assert page.foreign_requests == [], page.foreign_requests
+    assert page.console_errors == [], page.console_errors
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    bad = [f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes'][:3]]}"
+           for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    assert bad == [], "\n".join(bad)
+
+
+def test_404_page_works_at_any_depth(page, server):
+    response = page.goto(f"{server}/training/no/such/page.html")
+    assert response.status == 404
+    page.wait_for_load_state("networkidle")
+    assert "页面不存在" in page.title()
+    # styled: furo's stylesheet loaded through <base href>
+    assert page.evaluate("getComputedStyle(document.body).fontFamily") != "Times New Roman"
+    page.click("text=回到首页")
+    assert page.url == f"{server}/index.html"
+    missing = [e for e in page.console_errors if "/no/such/page.html" not in e]
+    assert missing == [] and page.foreign_requests == []
+
+
+def test_every_code_block_has_a_copy_button_that_copies_only_code(browser, server):
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    pg = context.new_page()
+    pg.goto(f"{server}/training/llm-training-troubleshooting.html")
+    pg.wait_for_load_state("networkidle")
+    blocks = pg.locator("div.highlight")
+    assert blocks.count() > 10
+    assert pg.locator("div.highlight button.copybtn").count() == blocks.count()
+    first = pg.locator("div.highlight-python div.highlight").first
+    first.hover()
+    first.locator("button.copybtn").click()
+    copied = pg.evaluate("navigator.clipboard.readText()")
+    expected = first.locator("pre").inner_text()
+    assert copied.strip() == expected.strip() and "batch_size" in copied
+    context.close()
+
+
+def test_dark_mode_toggle(page, server):
+    page.goto(f"{server}/index.html")
+    before = page.evaluate("document.body.dataset.theme")
+    page.locator("button.theme-toggle:visible").first.click()
+    after = page.evaluate("document.body.dataset.theme")
+    assert after != before and after in ("light", "dark", "auto")
+    page.locator("button.theme-toggle:visible").first.click()
+    assert page.evaluate("document.body.dataset.theme") not in (after,)
+
+
+def test_phone_width_navigation_and_tables(browser, server):
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    pg = context.new_page()
+    pg.goto(f"{server}/inference/inference-cost-breakdown.html")
+    pg.wait_for_load_state("networkidle")
+    # the page itself never scrolls sideways; wide tables scroll in their own box
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 375
+    wide = pg.evaluate("""() => [...document.querySelectorAll('article table')]
+        .filter(t => t.scrollWidth > t.parentElement.clientWidth)
+        .map(t => getComputedStyle(t.parentElement).overflowX)""")
+    assert all(o in ("auto", "scroll") for o in wide)
+    nav = pg.locator(".sidebar-drawer")
+    assert not nav.is_visible() or nav.bounding_box()["x"] < 0
+    pg.locator("label[for='__navigation']:visible").first.click()
+    pg.wait_for_timeout(400)
+    assert pg.locator(".sidebar-drawer").bounding_box()["x"] >= 0
+    assert pg.locator(".sidebar-drawer a", has_text="推理").first.is_visible()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SHOTS / "phone-navigation.png"))
+    context.close()

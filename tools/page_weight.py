@@ -1,0 +1,111 @@
+"""Page weight: bytes a reader downloads per page type (HTML + CSS + JS + fonts).
+
+Loads each page of a built site in Debian's chromium (Playwright, cold cache)
+from a local server and adds up the response bodies by kind, including what
+scripts fetch after load (mermaid's chunks, Pagefind's index). Prints a
+Markdown table per page type (the largest page of each type) and the heaviest
+page of the site. The goal for an article without diagrams is ≤ 150 KB.
+
+Run:  python tools/page_weight.py [_build/html]      (after make html)
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import http.server
+import sys
+import threading
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+KINDS = {"document": "html", "stylesheet": "css", "script": "js", "font": "fonts"}
+
+
+def page_type(rel: str, html: str) -> str:
+    if rel in ("index.html",):
+        return "home"
+    if rel.endswith("/index.html") and not rel.startswith("tags/"):
+        return "guide landing"
+    if rel.startswith("tags/"):
+        return "tag page"
+    if rel in ("search.html", "404.html", "glossary.html", "articles.html", "errata.html"):
+        return rel.removesuffix(".html")
+    return "article with diagram" if 'class="mermaid"' in html else "article without diagram"
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+def weigh(site: Path) -> list[dict]:
+    from playwright.sync_api import sync_playwright
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                            functools.partial(_Quiet, directory=str(site)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    rows = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            for path in sorted(site.rglob("*.html")):
+                rel = path.relative_to(site).as_posix()
+                if rel.startswith(("_static/", "pagefind/")):
+                    continue
+                ctx = browser.new_context()
+                pg = ctx.new_page()
+                done = []
+                pg.on("requestfinished", lambda req: done.append(req))
+                pg.goto(f"{base}/{rel}")
+                pg.wait_for_load_state("networkidle")
+                sizes = defaultdict(int)
+                for req in done:
+                    kind = KINDS.get(req.resource_type, "other")
+                    if req.url.endswith((".woff", ".woff2", ".ttf", ".otf")):
+                        kind = "fonts"
+                    sizes[kind] += req.sizes()["responseBodySize"]
+                    response = req.response()
+                    body = response.body() if response else b""
+                    # what a server that compresses text (as GitHub Pages does) would send
+                    sizes["gzip"] += len(gzip.compress(body, 6)) if kind != "fonts" else len(body)
+                total = sum(v for k, v in sizes.items() if k != "gzip")
+                rows.append({"page": rel, "type": page_type(rel, path.read_text(encoding="utf-8")),
+                             **sizes, "total": total})
+                ctx.close()
+            browser.close()
+    finally:
+        httpd.shutdown()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", nargs="?", type=Path, default=ROOT / "_build" / "html")
+    args = parser.parse_args(argv)
+    rows = weigh(args.site)
+    kb = lambda n: f"{n / 1024:.0f} KB"  # noqa: E731
+    print("| page type | pages | heaviest page | HTML | CSS | JS | fonts | other | total | total, gzip |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    by_type = defaultdict(list)
+    for row in rows:
+        by_type[row["type"]].append(row)
+    for kind, items in sorted(by_type.items()):
+        top = max(items, key=lambda r: r["total"])
+        print(f"| {kind} | {len(items)} | {top['page']} | {kb(top.get('html', 0))} | "
+              f"{kb(top.get('css', 0))} | {kb(top.get('js', 0))} | {kb(top.get('fonts', 0))} | "
+              f"{kb(top.get('other', 0))} | {kb(top['total'])} | {kb(top.get('gzip', 0))} |")
+    heaviest = max(rows, key=lambda r: r["total"])
+    print(f"\nheaviest page: {heaviest['page']} ({kb(heaviest['total'])}); "
+          "bytes are response bodies as served (uncompressed), cold cache; "
+          "gzip: the same bodies compressed at level 6")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
