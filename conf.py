@@ -35,6 +35,7 @@ extensions = [
     "kb_navigation",
     "kb_mermaid_local",
     "kb_site_features",
+    "kb_small_builds",
 ]
 
 # The pages are MyST Markdown only.

@@ -27,6 +27,9 @@ from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
 
+# At most this many "出现在" links per term.
+USAGE_SHOWN = 8
+
 
 def load_glossary(data_dir: Path) -> list[dict]:
     return yaml.safe_load((data_dir / "glossary.yaml").read_text(encoding="utf-8")) or []
@@ -81,12 +84,15 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
             continue
         para = nodes.paragraph(classes=["kb-term-usage"])
         para += nodes.Text("出现在：")
-        for i, doc in enumerate(pages):
+        shown, more = pages[:USAGE_SHOWN], len(pages) - USAGE_SHOWN
+        for i, doc in enumerate(shown):
             if i:
                 para += nodes.Text(" · ")
             title = env.titles[doc].astext() if doc in env.titles else doc
             para += nodes.reference("", title, internal=True,
                                     refuri=app.builder.get_relative_uri(docname, doc))
+        if more > 0:  # the page stays small however many articles use the term
+            para += nodes.Text(f" 等 {len(pages)} 篇")
         node.replace_self(para)
 
 

@@ -18,8 +18,9 @@ Three directives, each a placeholder filled in once every page is read::
     count (the home page's way in).
 
 Pages holding a listing (these, and other extensions' listings that add
-themselves to ``env.kb_listing_docs``) are re-read whenever any page is
-added, changed or removed, so an incremental build never shows a stale title.
+themselves to ``env.kb_listing_docs``) are written again whenever any page
+is added, changed or removed, so an incremental build never shows a stale
+title; the listing is computed at write time, so they are not re-read.
 """
 
 from __future__ import annotations
@@ -142,10 +143,17 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 
 def on_env_get_outdated(app, env, added, changed, removed) -> list[str]:
-    """Pages that list other pages are re-read whenever any page changes."""
-    if added or changed or removed:
-        return sorted(env.kb_listing_docs - set(removed) - set(changed))
+    app.kb_changes = bool(added or changed or removed)
     return []
+
+
+def on_env_get_updated(app, env) -> list[str]:
+    """Pages that list other pages are written again whenever any page changed.
+
+    Their listings are filled in at write time from the environment, so they
+    need no re-reading (which would make every one-page edit a parallel read).
+    """
+    return sorted(env.kb_listing_docs) if getattr(app, "kb_changes", False) else []
 
 
 def on_builder_inited(app) -> None:
@@ -170,6 +178,7 @@ def setup(app) -> dict[str, Any]:
     app.add_directive("kb-guides", Guides)
     app.connect("builder-inited", on_builder_inited)
     app.connect("env-get-outdated", on_env_get_outdated)
+    app.connect("env-get-updated", on_env_get_updated)
     app.connect("env-purge-doc", on_purge)
     app.connect("env-merge-info", on_merge)
     app.connect("doctree-resolved", on_doctree_resolved)

@@ -109,12 +109,23 @@ def pagefind_binary(confdir: Path) -> Path:
     return confdir / "node_modules" / ".bin" / "pagefind"
 
 
-def _index_is_current(outdir: Path) -> bool:
+def _index_is_current(app, outdir: Path) -> bool:
+    """True when no indexed page was written since the index was built.
+
+    Only the documents' pages count: generated pages (tags, 404, search) are
+    written on every build but never indexed.
+    """
     entry = outdir / "pagefind" / "pagefind-entry.json"
     if not entry.exists():
         return False
-    newest = max((p.stat().st_mtime_ns for p in outdir.rglob("*.html")), default=0)
-    return entry.stat().st_mtime_ns >= newest
+    built = entry.stat().st_mtime_ns
+    for doc in app.env.found_docs:
+        if doc in NOT_INDEXED:
+            continue
+        page = outdir / app.builder.get_target_uri(doc)
+        if not page.exists() or page.stat().st_mtime_ns > built:
+            return False
+    return True
 
 
 def on_build_finished(app, exception) -> None:
@@ -127,7 +138,7 @@ def on_build_finished(app, exception) -> None:
         logger.warning("Pagefind is not installed (%s): run `npm ci` (make html does) "
                        "to build the search index", binary, type="kb", subtype="search")
         return
-    if _index_is_current(outdir):
+    if _index_is_current(app, outdir):
         return
     proc = subprocess.run([str(binary), "--site", str(outdir), "--silent"],
                           cwd=confdir, capture_output=True, text=True)

@@ -84,10 +84,19 @@ def on_env_before_read_docs(app, env, docnames) -> None:
     app.kb_docs_read = len(docnames)
 
 
+def _signature(env) -> dict:
+    return {d: (title_of(env, d), tuple(m.get("tags", [])), m.get("guide"), tuple(m.get("also_in", [])))
+            for d, m in env.kb_pages.items()}
+
+
 def on_env_get_updated(app, env) -> list[str]:
     """Articles whose 相关文章 list changed because another page changed."""
     if not getattr(app, "kb_docs_read", 0) and hasattr(env, "kb_related_shown"):
         return []
+    signature = _signature(env)
+    if signature == getattr(env, "kb_related_signature", None):
+        return []  # no title, tag or guide changed: every list is as it was
+    env.kb_related_signature = signature
     shown = {d: [(r, title_of(env, r)) for r in rows] for d, rows in related_all(env).items()}
     before = getattr(env, "kb_related_shown", {})
     env.kb_related_shown = shown
