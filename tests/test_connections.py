@@ -125,3 +125,14 @@ def test_diagrams_render_to_svg_without_foreign_requests(page, server):
     page.wait_for_selector(".mermaid svg", timeout=20_000)
     assert page.locator("details.admonition").count() >= 1  # the ASCII original, collapsed
     assert page.console_errors == [] and page.foreign_requests == []
+
+
+def test_previous_and_next_stay_within_the_guide(site):
+    for docname in articles():
+        html = (site / f"{docname}.html").read_text(encoding="utf-8")
+        guide = docname.split("/")[0]
+        for cls in ("next-page", "prev-page"):
+            match = re.search(rf'<a class="{cls}" href="([^"]+)"', html)
+            if match:
+                target = urlparse(urljoin(f"http://x/{docname}.html", match.group(1))).path
+                assert target.lstrip("/").split("/")[0] == guide, (docname, cls, target)

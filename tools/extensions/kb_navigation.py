@@ -7,7 +7,8 @@ instead: the guides, and inside the current guide only a window of articles
 around the current page, with a link to the guide's landing page that lists
 them all. Nothing to write in pages; the order is the toctrees' order.
 
-The window is ``kb_nav_window`` articles (default 9).
+The window is ``kb_nav_window`` articles (default 9). Previous / next links
+at the bottom of a page stay within its guide.
 """
 
 from __future__ import annotations
@@ -69,10 +70,25 @@ def render(app, pagename: str) -> str:
 def on_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
     if "toctree" in context:
         context["toctree"] = lambda **kwargs: render(app, pagename)
+    # Previous / next stay inside the page's guide (its reading order): the
+    # last article of 训练 does not lead on to the 推理 landing page.
+    folder = pagename.split("/")[0]
+    if "/" in pagename:
+        if getattr(app, "kb_relations", None) is None:  # once per build (per process)
+            app.kb_relations = app.env.collect_relations()
+        relations = app.kb_relations.get(pagename, [None, None, None])
+        for key, target in (("prev", relations[1]), ("next", relations[2])):
+            if target and target.split("/")[0] != folder:
+                context[key] = None
+
+
+def on_builder_inited(app) -> None:
+    app.kb_relations = None
 
 
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_nav_window", 9, "html", types=[int])
     # before furo's own handler (priority 500), which calls context["toctree"]
+    app.connect("builder-inited", on_builder_inited)
     app.connect("html-page-context", on_page_context, priority=400)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -83,7 +83,15 @@ def on_builder_inited(app) -> None:
     app.config.html_additional_pages["search"] = "search.html"
 
 
+# Sphinx's own search scripts: highlighting of its search terms and the
+# translations it uses. Pagefind replaced that search; no page needs them.
+UNUSED_SCRIPTS = ("_static/sphinx_highlight.js", "_static/doctools.js", "_static/translations.js")
+
+
 def on_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    scripts = context.get("script_files")
+    if scripts:
+        scripts[:] = [js for js in scripts if getattr(js, "filename", None) not in UNUSED_SCRIPTS]
     context["kb_search_indexed"] = doctree is not None and pagename not in NOT_INDEXED
     # Landing pages summarise the articles: they rank below the articles.
     context["kb_search_weight"] = "0.5" if pagename.split("/")[-1] == "index" else ""
