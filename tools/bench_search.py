@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import http.server
 import statistics
 import subprocess
@@ -64,7 +65,7 @@ def measure_site(site: Path, queries: list[str]) -> dict:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    cold_bytes, cold_ms, warm_ms = [], [], []
+    cold_bytes, cold_gzip, cold_ms, warm_ms = [], [], [], []
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -77,12 +78,18 @@ def measure_site(site: Path, queries: list[str]) -> dict:
                 page.wait_for_selector("#search-results[data-search-done]", state="attached",
                                        timeout=60_000)
                 cold_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
-                search_bytes = 0
+                search_bytes = compressed = 0
                 for r in responses:
                     if "/pagefind/" in r.url or r.url.endswith("kb-search.js"):
                         sizes = r.sizes()
                         search_bytes += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+                        body = r.response().body() if r.response() else b""
+                        # Pagefind's index, fragments and wasm are gzip files already;
+                        # JavaScript and JSON are what a compressing server would shrink.
+                        packed = r.url.split("?")[0].endswith((".pf_index", ".pf_fragment", ".pf_meta", ".pagefind"))
+                        compressed += len(body) if packed else len(gzip.compress(body, 6))
                 cold_bytes.append(search_bytes)
+                cold_gzip.append(compressed)
                 ctx.close()
             ctx = browser.new_context()
             page = ctx.new_page()
@@ -102,6 +109,7 @@ def measure_site(site: Path, queries: list[str]) -> dict:
     size, files = dir_size(site / "pagefind")
     return {
         "first_kb": statistics.median(cold_bytes) / 1024, "first_kb_max": max(cold_bytes) / 1024,
+        "first_gzip_kb": statistics.median(cold_gzip) / 1024,
         "first_ms": statistics.median(cold_ms),
         "warm_ms": statistics.median(warm_ms), "warm_ms_max": max(warm_ms),
         "index_kb": size / 1024, "index_files": files,
@@ -123,11 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         kb = make_kb(args.articles, Path(tmp) / f"kb{args.articles}")
         build(kb, kb / "_build")
         rows.append((f"{args.articles} articles", measure_site(kb / "_build", queries)))
-    print("| site | first query: transfer | first query: time | next queries: time "
-          "| index on disk |")
+    print("| site | first query: transfer (as served / gzip) | first query: time "
+          "| next queries: time | index on disk |")
     print("|---|---|---|---|---|")
     for name, m in rows:
-        print(f"| {name} | {m['first_kb']:.0f} KB (max {m['first_kb_max']:.0f}) "
+        print(f"| {name} | {m['first_kb']:.0f} KB (max {m['first_kb_max']:.0f}) / {m['first_gzip_kb']:.0f} KB "
               f"| {m['first_ms']:.0f} ms | {m['warm_ms']:.0f} ms (max {m['warm_ms_max']:.0f}) "
               f"| {m['index_kb']:.0f} KB in {m['index_files']} files |")
     print(f"\nmedians over {len(queries)} queries (first query: 5 cold browser contexts); "
