@@ -28,6 +28,8 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util import logging
+
+from kb_envstore import per_document
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
@@ -113,30 +115,13 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         node.replace_self(_render(app, docname))
 
 
-def on_builder_inited(app) -> None:
-    if not hasattr(app.env, "kb_editor_notes"):
-        app.env.kb_editor_notes = {}
-
-
-def on_purge(app, env, docname: str) -> None:
-    env.kb_editor_notes.pop(docname, None)
-
-
-def on_merge(app, env, docnames, other) -> None:
-    for doc in docnames:
-        if doc in other.kb_editor_notes:
-            env.kb_editor_notes[doc] = other.kb_editor_notes[doc]
-
-
 def setup(app) -> dict[str, Any]:
     # kb_listings re-reads pages that list other pages whenever any page changes
     app.setup_extension("kb_listings")
     app.add_node(editor_notes_list)
     app.add_directive("editor-note", EditorNote)
     app.add_directive("kb-editor-notes", EditorNotesList)
-    app.connect("builder-inited", on_builder_inited)
-    app.connect("env-purge-doc", on_purge)
-    app.connect("env-merge-info", on_merge)
+    per_document(app, "kb_editor_notes")
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 1}

@@ -31,6 +31,8 @@ import jsonschema
 import yaml
 from sphinx.util import logging
 
+from kb_envstore import per_document
+
 logger = logging.getLogger(__name__)
 
 GUIDES = ("training", "inference", "hardware", "industry")
@@ -162,30 +164,9 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
         app.env.kb_pages[docname] = data
 
 
-def on_builder_inited(app) -> None:
-    env = app.env
-    if not hasattr(env, "kb_pages"):
-        env.kb_pages = {}
-
-
-def on_purge(app, env, docname: str) -> None:
-    if hasattr(env, "kb_pages"):
-        env.kb_pages.pop(docname, None)
-
-
-def on_merge(app, env, docnames, other) -> None:
-    if not hasattr(env, "kb_pages"):
-        env.kb_pages = {}
-    for docname in docnames:
-        if docname in getattr(other, "kb_pages", {}):
-            env.kb_pages[docname] = other.kb_pages[docname]
-
-
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_data_dir", "data", "env", types=[str])
-    app.connect("builder-inited", on_builder_inited)
+    per_document(app, "kb_pages")
     app.connect("source-read", on_source_read)
-    app.connect("env-purge-doc", on_purge)
-    app.connect("env-merge-info", on_merge)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 1}

@@ -23,6 +23,8 @@ import yaml
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.util import logging
+
+from kb_envstore import per_document
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
@@ -96,29 +98,12 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         node.replace_self(para)
 
 
-def on_builder_inited(app) -> None:
-    if not hasattr(app.env, "kb_term_usage"):
-        app.env.kb_term_usage = {}
-
-
-def on_purge(app, env, docname: str) -> None:
-    env.kb_term_usage.pop(docname, None)
-
-
-def on_merge(app, env, docnames, other) -> None:
-    for doc in docnames:
-        if doc in other.kb_term_usage:
-            env.kb_term_usage[doc] = other.kb_term_usage[doc]
-
-
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb_listings")  # kb_data_dir; the page is re-read when any page changes
     app.add_node(kb_glossary_usage)
     app.add_directive("kb-glossary", GlossaryDirective)
-    app.connect("builder-inited", on_builder_inited)
+    per_document(app, "kb_term_usage")
     app.connect("doctree-read", collect_usage)
-    app.connect("env-purge-doc", on_purge)
-    app.connect("env-merge-info", on_merge)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 1}

@@ -1,0 +1,37 @@
+"""Per-document data kept on the build environment, parallel-safe.
+
+``per_document(app, "kb_pages")`` gives ``app.env.kb_pages``: a dict keyed by
+docname that survives incremental builds (it is pickled with the
+environment), loses a document's entry when that document is re-read or
+removed (``env-purge-doc``) and takes the entries of documents read in
+worker processes (``env-merge-info``). Extensions store what they collect
+while reading there, and use it when writing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def per_document(app, name: str) -> None:
+    def init(app) -> None:
+        if not hasattr(app.env, name):
+            setattr(app.env, name, {})
+
+    def purge(app, env, docname: str) -> None:
+        getattr(env, name, {}).pop(docname, None)
+
+    def merge(app, env, docnames, other) -> None:
+        store = getattr(env, name)
+        theirs = getattr(other, name, {})
+        for doc in docnames:
+            if doc in theirs:
+                store[doc] = theirs[doc]
+
+    app.connect("builder-inited", init)
+    app.connect("env-purge-doc", purge)
+    app.connect("env-merge-info", merge)
+
+
+def setup(app) -> dict[str, Any]:
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
