@@ -225,6 +225,8 @@ let pagefindReady = null;
 function loadPagefind() {
   pagefindReady ??= import(new URL("pagefind/pagefind.js", ROOT_URL).href).then(async (pf) => {
     await pf.options({ excerptLength: 40 });
+    await pf.init(); // fetch the engine and the index entry now, not on the first keystroke
+    document.getElementById("search-results")?.setAttribute("data-search-ready", "");
     return pf;
   });
   return pagefindReady;
@@ -316,6 +318,7 @@ function main() {
     runQuery(raw);
   });
   window.addEventListener("popstate", () => runQuery(queryFromUrl()));
+  loadPagefind(); // also when the page opens without a query
   runQuery(queryFromUrl());
 }
 
