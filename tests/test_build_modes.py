@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from conftest import sphinx_build
+from synth_kb import make_kb
 
 ROOT = Path(__file__).resolve().parent.parent
 # Files whose bytes legitimately differ between two builds of the same sources.
@@ -24,13 +24,8 @@ def tree(out: Path) -> dict[str, str]:
 
 @pytest.fixture
 def sources(tmp_path) -> Path:
-    """A copy of everything the build reads, so a test can edit pages."""
-    for name in ["conf.py", "_static", "_templates", "data", "tools", "pagefind.yml"]:
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp_path / name)
-    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")
-    shutil.copytree(ROOT / "docs", tmp_path / "docs")
-    return tmp_path
+    """A copy of everything the build reads (no extra articles), so a test can edit pages."""
+    return make_kb(0, tmp_path / "kb")
 
 
 def build(src: Path, out: Path, *extra: str):

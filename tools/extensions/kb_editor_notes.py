@@ -30,6 +30,7 @@ from docutils.parsers.rst import directives
 from sphinx.util import logging
 
 from kb_envstore import per_document
+from kb_listings import reading_order
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
@@ -92,11 +93,8 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
     total = sum(len(v) for v in notes.values())
     out: list[nodes.Node] = [nodes.paragraph("", f"全站共 {total} 条编者注，分布在 {len(notes)} 个页面。")]
     # in the site's reading order, then anything outside it
-    order = [d for d in env.found_docs if d in notes]
-    flat = []
-    for doc in env.toctree_includes.get(app.config.root_doc, []):
-        flat += [doc, *env.toctree_includes.get(doc, [])]
-    order.sort(key=lambda d: (flat.index(d) if d in flat else len(flat), d))
+    pos = {doc: i for i, doc in enumerate(reading_order(env))}
+    order = sorted((d for d in env.found_docs if d in notes), key=lambda d: (pos.get(d, len(pos)), d))
     for doc in order:
         title = env.titles[doc].astext() if doc in env.titles else doc
         out.append(nodes.rubric("", title, classes=["kb-notes-page"]))

@@ -25,6 +25,7 @@ title; the listing is computed at write time, so they are not re-read.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,12 @@ class kb_listing(nodes.General, nodes.Element):
 
 
 def load_guides(app) -> list[dict]:
-    path = Path(app.config.kb_data_dir) / "guides.yaml"
+    return _read_guides(Path(app.config.kb_data_dir) / "guides.yaml")
+
+
+@functools.cache
+def _read_guides(path: Path) -> list[dict]:
+    """data/guides.yaml, read once per process rather than once per listing."""
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
@@ -89,6 +95,20 @@ def _article_item(app, fromdoc: str, docname: str, meta: dict, tags: dict) -> no
             tagline += nodes.Text(" ")
         item += tagline
     return item
+
+
+def reading_order(env) -> list[str]:
+    """All documents in reading order: the toctrees from the root, depth first."""
+    seen: list[str] = []
+
+    def walk(doc: str) -> None:
+        for child in env.toctree_includes.get(doc, []):
+            if child not in seen:
+                seen.append(child)
+                walk(child)
+
+    walk(env.config.root_doc)
+    return seen
 
 
 def guide_order(env, guide: str) -> list[str]:

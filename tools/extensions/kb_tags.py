@@ -23,6 +23,8 @@ from typing import Any
 from docutils import nodes
 from sphinx.util import logging
 
+from kb_listings import reading_order
+
 logger = logging.getLogger(__name__)
 
 RELATED = 3
@@ -34,20 +36,6 @@ def _tags(app) -> dict[str, str]:
     return load_tags(Path(app.config.kb_data_dir))
 
 
-def _order(env) -> list[str]:
-    """All documents in reading order (the toctrees, depth first)."""
-    seen: list[str] = []
-
-    def walk(doc: str) -> None:
-        for child in env.toctree_includes.get(doc, []):
-            if child not in seen:
-                seen.append(child)
-                walk(child)
-
-    walk(env.config.root_doc)
-    return seen
-
-
 def title_of(env, doc: str) -> str:
     meta = env.kb_pages.get(doc, {})
     return meta.get("listing_title") or meta.get("title") or doc
@@ -55,7 +43,7 @@ def title_of(env, doc: str) -> str:
 
 def related_all(env) -> dict[str, list[str]]:
     """For every article, the RELATED articles sharing most tags (then guide, then order)."""
-    pos = {doc: i for i, doc in enumerate(_order(env))}
+    pos = {doc: i for i, doc in enumerate(reading_order(env))}
     by_tag: dict[str, list[str]] = {}
     for doc, meta in env.kb_pages.items():
         for tag in meta.get("tags", []):
@@ -147,7 +135,7 @@ def _page(app, pagename: str, title: str, items: list[tuple[str, str, str]], int
 def on_collect_pages(app):
     env = app.env
     names = _tags(app)
-    order = _order(env)
+    order = reading_order(env)
     by_tag: dict[str, list[str]] = {tag: [] for tag in names}
     for doc in sorted(env.kb_pages, key=lambda d: (order.index(d) if d in order else 1e9, d)):
         for tag in env.kb_pages[doc].get("tags", []):
@@ -163,7 +151,7 @@ def on_collect_pages(app):
 
 
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("kb_frontmatter")
+    app.setup_extension("kb_listings")
     app.connect("env-before-read-docs", on_env_before_read_docs)
     app.connect("env-get-updated", on_env_get_updated)
     app.connect("doctree-resolved", on_doctree_resolved)
