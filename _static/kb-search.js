@@ -222,44 +222,70 @@ function message(container, text) {
 const ROOT_URL = new URL("../", import.meta.url);
 let pagefindReady = null;
 
-function loadPagefind() {
+// A word nearly every page of a GPU knowledge base has (if none has it, the
+// search code is compiled all the same).
+const WARM_UP_WORD = "gpu";
+
+// Loads the engine, its index entry and metadata. With `warmUp` (the page
+// opened without a query) one small search also compiles the search and
+// excerpt code, so that the reader's first query does not wait for it.
+function loadPagefind({ warmUp = false } = {}) {
   pagefindReady ??= import(new URL("pagefind/pagefind.js", ROOT_URL).href).then(async (pf) => {
     await pf.options({ excerptLength: 40 });
-    await pf.init(); // fetch the engine and the index entry now, not on the first keystroke
+    await pf.init();
+    const warm = await pf.search(warmUp ? WARM_UP_WORD : "");
+    await warm.results[0]?.data();
     document.getElementById("search-results")?.setAttribute("data-search-ready", "");
     return pf;
   });
   return pagefindReady;
 }
 
-// Run one query and show it; [data-search-done] marks the end of each run.
-async function runQuery(raw) {
+// While the reader types, load the index chunks of the query and its
+// rewrites, so that they are there when the query is run.
+async function preload(raw, groups) {
+  const query = stripQuestion(normalize(raw));
+  if (!query) return;
+  const pagefind = await loadPagefind();
+  await Promise.all(variants(query, groups).map(([q]) => pagefind.preload(q)));
+}
+
+let newestRun = 0;
+
+// Run one query and show it; [data-search-done] marks the end of each run and
+// [data-search-query] names the query shown. A run that a newer one overtook
+// shows nothing. `since` is when the reader asked (keystroke or submit), for
+// [data-search-ms].
+async function runQuery(raw, since = performance.now()) {
+  const run = ++newestRun;
   const container = document.getElementById("search-results");
   const status = document.getElementById("kb-search-status");
   container.removeAttribute("data-search-done");
-  for (const box of document.querySelectorAll("input[name=q]")) box.value = raw;
+  for (const box of document.querySelectorAll("input[name=q]")) if (box.value !== raw) box.value = raw;
   document.title = raw.trim() ? `${raw} - 搜索` : "搜索";
   if (!raw.trim()) {
     status.textContent = "请输入关键词。";
     message(container, "在上面的搜索框输入中文或英文关键词，例如：混合精度、NCCL 超时、mixed precision。");
+    container.dataset.searchQuery = "";
     container.setAttribute("data-search-done", "");
     return;
   }
   status.textContent = "正在搜索……";
-  const groups = JSON.parse(document.getElementById("kb-search-aliases").textContent || "[]");
-  const started = performance.now();
   let results;
   try {
     const pagefind = await loadPagefind();
-    results = await search(pagefind, raw, groups, MAX_RESULTS);
+    results = await search(pagefind, raw, aliasGroups(), MAX_RESULTS);
   } catch (error) {
+    if (run !== newestRun) return;
     status.textContent = "搜索索引加载失败，请刷新页面重试。";
     message(container, status.textContent);
     container.setAttribute("data-search-done", "");
     throw error;
   }
-  container.dataset.searchMs = String(Math.round(performance.now() - started));
-  const term = glossaryEntry(raw, groups);
+  if (run !== newestRun) return;
+  container.dataset.searchMs = String(Math.round(performance.now() - since));
+  container.dataset.searchQuery = raw;
+  const term = glossaryEntry(raw, aliasGroups());
   if (results.total) {
     const list = document.createElement("ol");
     list.className = "kb-search-list";
@@ -306,20 +332,78 @@ function queryFromUrl() {
   return new URLSearchParams(window.location.search).get("q") || "";
 }
 
+let aliasCache = null;
+function aliasGroups() {
+  aliasCache ??= JSON.parse(document.getElementById("kb-search-aliases").textContent || "[]");
+  return aliasCache;
+}
+
+function urlFor(raw) {
+  const url = new URL(window.location.href);
+  url.searchParams.set("q", raw);
+  return url;
+}
+
+// One search at a time: what the reader asks while a search runs (keystrokes,
+// a submit) is merged into the next search, which takes the box's latest
+// text; asking for the text being searched already starts nothing new.
+// (A search per keystroke would queue up behind each other in Pagefind's
+// worker.)
+function scheduler() {
+  let running = null; // text being searched
+  let pending = null; // [text, time asked]
+  const next = async () => {
+    if (running !== null || !pending) return;
+    const [raw, since] = pending;
+    pending = null;
+    running = raw;
+    try {
+      await runQuery(raw, since);
+    } finally {
+      running = null;
+      next();
+    }
+  };
+  const shown = () => {
+    const container = document.getElementById("search-results");
+    return container.hasAttribute("data-search-done") ? container.dataset.searchQuery : null;
+  };
+  return (raw, since = performance.now()) => {
+    if (raw === running || (running === null && raw === shown())) pending = null;
+    else pending = [raw, pending?.[0] === raw ? pending[1] : since];
+    next();
+  };
+}
+
 function main() {
   const form = document.querySelector(".kb-search-form");
-  // A new query on this page runs without a reload; the URL follows it.
+  const box = document.getElementById("kb-search-input");
+  const ask = scheduler();
+  // Results follow the box as the reader types, and the URL follows the box.
+  // A query the reader submitted (or opened) keeps its history entry: the
+  // next keystroke starts a new one.
+  let committed = true;
+  box.addEventListener("input", (event) => {
+    if (event.isComposing) return; // pinyin still being composed
+    if (committed) window.history.pushState(null, "", urlFor(box.value));
+    else window.history.replaceState(null, "", urlFor(box.value));
+    committed = false;
+    preload(box.value, aliasGroups()).catch(() => {});
+    ask(box.value);
+  });
+  box.addEventListener("compositionend", () => box.dispatchEvent(new Event("input")));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const raw = document.getElementById("kb-search-input").value;
-    const url = new URL(window.location.href);
-    url.searchParams.set("q", raw);
-    window.history.pushState(null, "", url);
-    runQuery(raw);
+    window.history.replaceState(null, "", urlFor(box.value));
+    committed = true;
+    ask(box.value);
   });
-  window.addEventListener("popstate", () => runQuery(queryFromUrl()));
-  loadPagefind(); // also when the page opens without a query
-  runQuery(queryFromUrl());
+  window.addEventListener("popstate", () => {
+    committed = true;
+    ask(queryFromUrl());
+  });
+  loadPagefind({ warmUp: !queryFromUrl() }); // also when the page opens without a query
+  ask(queryFromUrl());
 }
 
 if (typeof document !== "undefined" && document.getElementById("search-results")) {

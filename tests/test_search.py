@@ -95,3 +95,38 @@ def test_sidebar_search_box_leads_to_results(page, server):
     titles = page.locator("[data-search-result] a.kb-search-title").all_inner_texts()
     assert any(t.startswith("LLM 训练故障排查手册") for t in titles), titles
     assert page.console_errors == [] and page.foreign_requests == []
+
+
+def shown(page) -> tuple[str, list[str]]:
+    """The query whose results are shown, and their titles, once a run is done."""
+    page.wait_for_selector("#search-results[data-search-done]", state="attached", timeout=20_000)
+    return (page.get_attribute("#search-results", "data-search-query"),
+            page.locator("[data-search-result] a.kb-search-title").all_inner_texts())
+
+
+def test_results_follow_typing_and_history(page, server):
+    page.goto(f"{server}/search.html?q=%E6%98%87%E8%85%BE")  # 昇腾
+    assert shown(page)[0] == "昇腾"
+    box = page.locator("#kb-search-input")
+    # Keystrokes faster than a search: only the last text is shown, never an
+    # older one arriving late.
+    box.fill("")
+    box.press_sequentially("gradient clipping", delay=5)
+    page.wait_for_function(
+        "document.querySelector('#search-results').dataset.searchQuery === 'gradient clipping'"
+        " && document.querySelector('#search-results').hasAttribute('data-search-done')",
+        timeout=20_000)
+    query, titles = shown(page)
+    assert query == "gradient clipping" and titles, titles
+    assert any(t.startswith("LLM 训练故障排查手册") or t.startswith("大模型训练优化实战")
+               for t in titles[:3]), titles
+    page.wait_for_timeout(500)  # no late run replaces it
+    assert shown(page)[0] == "gradient clipping"
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["q"] == ["gradient clipping"]
+    box.press("Enter")  # the results shown are this query's: nothing reruns
+    assert shown(page)[0] == "gradient clipping"
+    page.go_back()  # the query the page opened with has its own history entry
+    page.wait_for_function(
+        "document.querySelector('#search-results').dataset.searchQuery === '昇腾'", timeout=20_000)
+    assert box.input_value() == "昇腾"
+    assert page.console_errors == [] and page.foreign_requests == []
