@@ -35,7 +35,7 @@ extensions = [
     "kb_navigation",
     "kb_mermaid_local",
     "kb_site_features",
-    "kb_small_builds",
+    "kb_build_speed",
 ]
 
 # The pages are MyST Markdown only.

@@ -22,11 +22,22 @@ CHROMIUM_ARGS = [
 ]
 
 
-def sphinx_build(src: Path, out: Path, *extra: str, conf: Path = ROOT) -> subprocess.CompletedProcess:
-    """Run the project's build (same options as the Makefile) and capture output."""
+def sphinx_build(src: Path, out: Path, *extra: str, conf: Path = ROOT,
+                 wait_for_index: bool = True) -> subprocess.CompletedProcess:
+    """Run the project's build (same options as the Makefile) and capture output.
+
+    An incremental build may leave the search index to a background run
+    (kb_pagefind); unless told otherwise this waits for it, so a test sees
+    the finished site.
+    """
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(conf),
            "-W", "-n", "--keep-going", *extra, str(src), str(out)]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=conf)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=conf)
+    if wait_for_index:
+        import kb_pagefind
+
+        kb_pagefind.wait(out)
+    return proc
 
 
 @pytest.fixture(scope="session")

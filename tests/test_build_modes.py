@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import re
 from pathlib import Path
 
 import pytest
 
+import kb_pagefind
 from conftest import sphinx_build
 from synth_kb import make_kb
 
@@ -66,3 +68,51 @@ def test_title_change_reaches_every_listing_without_full_rebuild(sources, tmp_pa
     build(sources, tmp_path / "full")
     inc, full = tree(out), tree(tmp_path / "full")
     assert [f for f in full if inc.get(f) != full[f]] == []
+
+
+def indexed_text(site: Path) -> str:
+    """The page text Pagefind stored (its fragments are gzip-compressed JSON;
+    the Chinese words are separated by zero-width spaces)."""
+    return "".join(gzip.decompress(f.read_bytes()).decode("utf-8", "replace").replace("\u200b", "")
+                   for f in (site / "pagefind" / "fragment").glob("*.pf_fragment"))
+
+
+def add_line(page: Path, line: str) -> None:
+    page.write_text(page.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+
+
+def test_a_small_edit_is_indexed_after_the_build_returns(sources, tmp_path):
+    out = tmp_path / "html"
+    build(sources, out)  # a full build indexes in the build
+    assert (out / "pagefind/pagefind-entry.json").exists()
+    add_line(sources / "docs/hardware/nvidia-lpu.md", "斑马鱼索引测试词。")
+    proc = sphinx_build(sources / "docs", out, conf=sources, wait_for_index=False)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"搜索索引在后台更新（\d 个页面有改动）", proc.stdout), proc.stdout
+    kb_pagefind.wait(out)
+    assert "斑马鱼索引测试词" in indexed_text(out)
+    assert not kb_pagefind.failure_file(out).exists()
+    # the index was swapped in whole: nothing half-written is left next to it
+    assert sorted(p.name for p in tmp_path.glob(".html.*")) == [".html.pagefind-lock",
+                                                                  ".html.pagefind-log"]
+
+
+def test_a_failed_background_index_fails_the_next_build(sources, tmp_path):
+    out = tmp_path / "html"
+    build(sources, out)
+    config = sources / "pagefind.yml"
+    good = config.read_text(encoding="utf-8")
+    config.write_text("exclude_selectors: 42\n", encoding="utf-8")  # Pagefind refuses it
+    add_line(sources / "docs/hardware/nvidia-lpu.md", "第一次编辑。")
+    proc = sphinx_build(sources / "docs", out, conf=sources)
+    assert proc.returncode == 0, proc.stderr  # the HTML was built; the index run came after
+    assert "Pagefind config" in kb_pagefind.failure_file(out).read_text(encoding="utf-8")
+    assert (out / "pagefind/pagefind-entry.json").exists()  # the previous index still serves
+    config.write_text(good, encoding="utf-8")
+    add_line(sources / "docs/hardware/nvidia-lpu.md", "第二次编辑。")
+    proc = sphinx_build(sources / "docs", out, conf=sources)
+    assert proc.returncode != 0
+    assert "the search index update after the previous build failed" in proc.stderr
+    assert "invalid type: integer `42`" in proc.stderr
+    assert "第二次编辑" in indexed_text(out)  # and it was rebuilt in that build
+    assert not kb_pagefind.failure_file(out).exists()

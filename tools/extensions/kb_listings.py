@@ -18,14 +18,18 @@ Three directives, each a placeholder filled in once every page is read::
     count (the home page's way in).
 
 Pages holding a listing (these, and other extensions' listings that add
-themselves to ``env.kb_listing_docs``) are written again whenever any page
-is added, changed or removed, so an incremental build never shows a stale
-title; the listing is computed at write time, so they are not re-read.
+themselves to ``env.kb_listing_docs``) are written again whenever what a
+listing can show changed: a page added or removed, a title, front matter,
+the toctrees, or what other extensions collect per page for their listings
+(``listing_inputs``). An incremental build never shows a stale title, and an
+edit to an article's body does not rewrite the 1,000-entry listings. The
+listing is computed at write time, so listing pages are not re-read.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -162,18 +166,36 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         node.replace_self(_render(app, node, docname))
 
 
-def on_env_get_outdated(app, env, added, changed, removed) -> list[str]:
-    app.kb_changes = bool(added or changed or removed)
-    return []
+# Per-page data that listings show, besides the title and the toctrees:
+# names of env attributes (dicts keyed by docname) that extensions fill.
+LISTING_INPUTS = ["kb_pages", "kb_editor_notes", "kb_term_usage"]
+
+
+def _canonical(value) -> str:
+    """The same text for the same data in every process (sets sorted)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=sorted)
+
+
+def listing_signature(env) -> dict:
+    """Everything a listing page can show, per document."""
+    stores = [getattr(env, name, {}) for name in LISTING_INPUTS]
+    return {doc: (env.titles[doc].astext() if doc in env.titles else None,
+                  tuple(env.toctree_includes.get(doc, ())),
+                  *(_canonical(store.get(doc)) for store in stores))
+            for doc in env.found_docs}
 
 
 def on_env_get_updated(app, env) -> list[str]:
-    """Pages that list other pages are written again whenever any page changed.
+    """Pages that list other pages, when anything they show changed.
 
     Their listings are filled in at write time from the environment, so they
     need no re-reading (which would make every one-page edit a parallel read).
     """
-    return sorted(env.kb_listing_docs) if getattr(app, "kb_changes", False) else []
+    signature = listing_signature(env)
+    if signature == getattr(env, "kb_listing_signature", None):
+        return []
+    env.kb_listing_signature = signature
+    return sorted(env.kb_listing_docs)
 
 
 def on_builder_inited(app) -> None:
@@ -197,10 +219,9 @@ def setup(app) -> dict[str, Any]:
     app.add_directive("kb-guide-articles", GuideArticles)
     app.add_directive("kb-guides", Guides)
     app.connect("builder-inited", on_builder_inited)
-    app.connect("env-get-outdated", on_env_get_outdated)
     app.connect("env-get-updated", on_env_get_updated)
     app.connect("env-purge-doc", on_purge)
     app.connect("env-merge-info", on_merge)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 1}
+            "env_version": 2}

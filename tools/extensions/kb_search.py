@@ -7,7 +7,10 @@ browser side does not segment queries at all; see issue 3's measurements):
   ``_templates/search.html`` and runs ``_static/kb-search.js``;
 - after an HTML build, Pagefind (npm ``pagefind``, the extended binary with
   Chinese segmentation; config in ``pagefind.yml``) indexes the pages'
-  ``data-pagefind-body`` into ``<outdir>/pagefind/``;
+  ``data-pagefind-body`` into ``<outdir>/pagefind/`` (``kb_pagefind``): in
+  the build when many pages changed, after it, in the background, when an
+  incremental build wrote at most ``kb_search_background_pages`` of them
+  (``KB_SEARCH_SYNC=1`` makes every build wait for its index);
 - each section heading carries its section's id, so Pagefind can point a
   result at the matching section;
 - the search page gets the alias groups (``data/glossary.yaml``: Chinese
@@ -21,7 +24,7 @@ run ``npm ci``, as ``make html`` does.
 from __future__ import annotations
 
 import json
-import subprocess
+import os
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,8 @@ import yaml
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
+
+import kb_pagefind
 
 logger = logging.getLogger(__name__)
 
@@ -113,50 +118,65 @@ def _term_id(app, entry: dict) -> str:
     return ""
 
 
-def pagefind_binary(confdir: Path) -> Path:
-    return confdir / "node_modules" / ".bin" / "pagefind"
-
-
-def _index_is_current(app, outdir: Path) -> bool:
-    """True when no indexed page was written since the index was built.
+def _stale_pages(app, outdir: Path) -> int | None:
+    """How many indexed pages were written since the index was built
+    (None: there is no index).
 
     Only the documents' pages count: generated pages (tags, 404, search) are
     written on every build but never indexed.
     """
     entry = outdir / "pagefind" / "pagefind-entry.json"
     if not entry.exists():
-        return False
+        return None
     built = entry.stat().st_mtime_ns
+    stale = 0
     for doc in app.env.found_docs:
         if doc in NOT_INDEXED:
             continue
         page = outdir / app.builder.get_target_uri(doc)
         if not page.exists() or page.stat().st_mtime_ns > built:
-            return False
-    return True
+            stale += 1
+    return stale
 
 
 def on_build_finished(app, exception) -> None:
+    """Index the site: in the build, or after it for a few changed pages."""
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
     confdir = Path(app.confdir)
-    binary = pagefind_binary(confdir)
-    if not binary.exists():
+    if not kb_pagefind.binary(confdir).exists():
         logger.warning("Pagefind is not installed (%s): run `npm ci` (make html does) "
-                       "to build the search index", binary, type="kb", subtype="search")
+                       "to build the search index", kb_pagefind.binary(confdir),
+                       type="kb", subtype="search")
         return
-    if _index_is_current(app, outdir):
+    failed = kb_pagefind.failure_file(outdir)
+    if failed.exists():
+        logger.warning("the search index update after the previous build failed:\n%s\n"
+                       "It is rebuilt now.", failed.read_text(encoding="utf-8"),
+                       type="kb", subtype="search")
+        failed.unlink()
+        stale = None
+    else:
+        stale = _stale_pages(app, outdir)
+    if stale == 0:
         return
-    proc = subprocess.run([str(binary), "--site", str(outdir), "--silent"],
-                          cwd=confdir, capture_output=True, text=True)
-    if proc.returncode != 0:
-        logger.warning("Pagefind failed to index %s:\n%s", outdir, proc.stderr or proc.stdout,
+    if (stale is not None and stale <= app.config.kb_search_background_pages
+            and not os.environ.get("KB_SEARCH_SYNC")):
+        kb_pagefind.index_in_background(outdir, confdir, outdir.parent / f".{outdir.name}.pagefind-log")
+        logger.info("搜索索引在后台更新（%d 个页面有改动）", stale)
+        return
+    output = kb_pagefind.index(outdir, confdir)
+    if output:
+        logger.warning("Pagefind failed to index %s:\n%s", outdir, output,
                        type="kb", subtype="search")
 
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb_frontmatter")  # provides kb_data_dir
+    # An incremental build that wrote at most this many indexed pages returns
+    # before the index is updated (kb_pagefind); KB_SEARCH_SYNC=1 waits.
+    app.add_config_value("kb_search_background_pages", 50, "", types=[int])
     app.set_translator("html", HeadingIdTranslator)
     app.set_translator("dirhtml", HeadingIdTranslator)
     app.connect("builder-inited", on_builder_inited)

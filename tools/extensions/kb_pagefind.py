@@ -1,0 +1,104 @@
+"""Run Pagefind over a built site: one run at a time, swapped in whole.
+
+Used by ``kb_search`` (not a Sphinx extension). Pagefind writes the new index
+next to the site and it replaces ``<site>/pagefind`` by renaming, so a reader
+never meets a half-written index; a lock file next to the site makes runs
+wait for each other, so the last build's run is the one that stays.
+
+``kb_search`` runs it in the build for full builds, and in the background
+after an incremental build (the HTML is ready first; at 1,000 articles the
+index follows about 5 s later). A background run that fails leaves
+``.<site>.pagefind-failed`` with Pagefind's output; the next build reports it.
+
+Command line (what the background run executes)::
+
+    python kb_pagefind.py SITE CONFDIR     # index SITE with CONFDIR's pagefind.yml
+    python kb_pagefind.py --wait SITE      # wait until no run is in progress
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def _sibling(site: Path, suffix: str) -> Path:
+    return site.parent / f".{site.name}.{suffix}"
+
+
+def failure_file(site: Path) -> Path:
+    return _sibling(site, "pagefind-failed")
+
+
+def binary(confdir: Path) -> Path:
+    return confdir / "node_modules" / ".bin" / "pagefind"
+
+
+@contextmanager
+def _lock(site: Path):
+    path = _sibling(site, "pagefind-lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def wait(site: Path) -> None:
+    """Return once no Pagefind run on `site` is in progress."""
+    with _lock(site):
+        pass
+
+
+def index(site: Path, confdir: Path) -> str | None:
+    """Index `site`; on failure return Pagefind's output (and record it)."""
+    with _lock(site):
+        new, old = _sibling(site, "pagefind-new"), _sibling(site, "pagefind-old")
+        for path in (new, old):
+            shutil.rmtree(path, ignore_errors=True)
+        proc = subprocess.run([str(binary(confdir)), "--site", str(site), "--output-path", str(new),
+                               "--silent"], cwd=confdir, capture_output=True, text=True)
+        if proc.returncode != 0 or not (new / "pagefind-entry.json").exists():
+            shutil.rmtree(new, ignore_errors=True)
+            output = (proc.stderr or proc.stdout or f"exit status {proc.returncode}").strip()
+            failure_file(site).write_text(output, encoding="utf-8")
+            return output
+        current = site / "pagefind"
+        if current.exists():
+            os.rename(current, old)
+        os.rename(new, current)
+        shutil.rmtree(old, ignore_errors=True)
+        failure_file(site).unlink(missing_ok=True)
+        return None
+
+
+def index_in_background(site: Path, confdir: Path, log: Path) -> None:
+    """Start `index(site, confdir)` in a process of its own and return."""
+    with open(log, "w") as out:
+        subprocess.Popen([sys.executable, __file__, str(site), str(confdir)], stdout=out,
+                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                         start_new_session=True, cwd=confdir)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--wait"] and len(argv) == 2:
+        wait(Path(argv[1]))
+        return 0
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    failed = index(Path(argv[0]), Path(argv[1]))
+    if failed:
+        print(failed, file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
