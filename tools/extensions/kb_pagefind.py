@@ -13,6 +13,7 @@ index follows about 5 s later). A background run that fails leaves
 Command line (what the background run executes)::
 
     python kb_pagefind.py SITE CONFDIR     # index SITE with CONFDIR's pagefind.yml
+    python kb_pagefind.py --locked SITE CONFDIR   # the same, holding the lock on stdin
     python kb_pagefind.py --wait SITE      # wait until no run is in progress
 """
 
@@ -39,16 +40,22 @@ def binary(confdir: Path) -> Path:
     return confdir / "node_modules" / ".bin" / "pagefind"
 
 
-@contextmanager
-def _lock(site: Path):
+def _acquire(site: Path):
+    """The lock file of `site`, opened and locked (waits for a running index)."""
     path = _sibling(site, "pagefind-lock")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    handle = open(path, "w")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
+@contextmanager
+def _lock(site: Path, held: bool = False):
+    if held:  # inherited from the build that started this run
+        yield
+        return
+    with _acquire(site):
+        yield
 
 
 def wait(site: Path) -> None:
@@ -57,9 +64,9 @@ def wait(site: Path) -> None:
         pass
 
 
-def index(site: Path, confdir: Path) -> str | None:
+def index(site: Path, confdir: Path, held: bool = False) -> str | None:
     """Index `site`; on failure return Pagefind's output (and record it)."""
-    with _lock(site):
+    with _lock(site, held):
         new, old = _sibling(site, "pagefind-new"), _sibling(site, "pagefind-old")
         for path in (new, old):
             shutil.rmtree(path, ignore_errors=True)
@@ -80,10 +87,16 @@ def index(site: Path, confdir: Path) -> str | None:
 
 
 def index_in_background(site: Path, confdir: Path, log: Path) -> None:
-    """Start `index(site, confdir)` in a process of its own and return."""
-    with open(log, "w") as out:
-        subprocess.Popen([sys.executable, __file__, str(site), str(confdir)], stdout=out,
-                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    """Start `index(site, confdir)` in a process of its own and return.
+
+    The lock is taken here (after waiting for a run still in progress) and
+    handed to that process as its standard input: an inherited file
+    descriptor keeps the lock. Whoever waits after this returns therefore
+    waits for this run; nobody slips in before it starts.
+    """
+    with _acquire(site) as handle, open(log, "w") as out:
+        subprocess.Popen([sys.executable, __file__, "--locked", str(site), str(confdir)],
+                         stdout=out, stderr=subprocess.STDOUT, stdin=handle.fileno(),
                          start_new_session=True, cwd=confdir)
 
 
@@ -91,10 +104,12 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--wait"] and len(argv) == 2:
         wait(Path(argv[1]))
         return 0
+    held = argv[:1] == ["--locked"]
+    argv = argv[1:] if held else argv
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    failed = index(Path(argv[0]), Path(argv[1]))
+    failed = index(Path(argv[0]), Path(argv[1]), held)
     if failed:
         print(failed, file=sys.stderr)
     return 1 if failed else 0
