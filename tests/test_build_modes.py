@@ -45,9 +45,14 @@ def test_parallel_build_equals_serial_build(sources, tmp_path):
     assert [f for f in one if one[f] != two[f]] == []
 
 
-def test_title_change_reaches_every_listing_without_full_rebuild(sources, tmp_path):
+@pytest.mark.parametrize("extra", [
+    (),
+    # few pages read but many to write: the write goes parallel (kb_build_speed)
+    ("-j", "2", "-D", "kb_parallel_threshold=3"),
+], ids=["default", "parallel-write"])
+def test_title_change_reaches_every_listing_without_full_rebuild(sources, tmp_path, extra):
     out = tmp_path / "html"
-    build(sources, out)
+    build(sources, out, *extra)
     page = sources / "docs/training/llm-training-10-tips.md"
     text = page.read_text(encoding="utf-8")
     text = text.replace("title: 大模型训练优化实战：提升效率的 10 个技巧", "title: 十个训练技巧（改名）", 1)
@@ -55,7 +60,10 @@ def test_title_change_reaches_every_listing_without_full_rebuild(sources, tmp_pa
                     encoding="utf-8")
     untouched = out / "hardware/nvidia-lpu.html"
     before = untouched.stat().st_mtime_ns
-    proc = build(sources, out)
+    proc = build(sources, out, *extra)
+    # Sphinx reports parallel writing by chunks ("[ 50%] errata .. training/…")
+    chunked = re.search(r"writing output\.\.\. \[\s*\d+%\] \S+ \.\. \S+", proc.stdout)
+    assert bool(chunked) == bool(extra), proc.stdout
     assert "十个训练技巧（改名）" in (out / "articles.html").read_text(encoding="utf-8")
     assert "十个训练技巧（改名）" in (out / "training/index.html").read_text(encoding="utf-8")
     assert "十个训练技巧（改名）" in (out / "tags/memory.html").read_text(encoding="utf-8")
@@ -65,7 +73,7 @@ def test_title_change_reaches_every_listing_without_full_rebuild(sources, tmp_pa
     # and the rebuild was incremental: an unrelated page was not rewritten
     assert untouched.stat().st_mtime_ns == before, proc.stdout
     # the incremental result equals a full build of the edited sources
-    build(sources, tmp_path / "full")
+    build(sources, tmp_path / "full", *extra)
     inc, full = tree(out), tree(tmp_path / "full")
     assert [f for f in full if inc.get(f) != full[f]] == []
 

@@ -5,9 +5,9 @@ next to the site and it replaces ``<site>/pagefind`` by renaming, so a reader
 never meets a half-written index; a lock file next to the site makes runs
 wait for each other, so the last build's run is the one that stays.
 
-``kb_search`` runs it in the build for full builds, and in the background
-after an incremental build (the HTML is ready first; at 1,000 articles the
-index follows about 5 s later). A background run that fails leaves
+``kb_search`` runs it in the build when the site has no index yet, and in
+the background after an incremental build (the HTML is ready first; at 1,000
+articles the index follows 5–10 s later). A background run that fails leaves
 ``.<site>.pagefind-failed`` with Pagefind's output; the next build reports it.
 
 Command line (what the background run executes)::

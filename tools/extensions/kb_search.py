@@ -8,9 +8,10 @@ browser side does not segment queries at all; see issue 3's measurements):
 - after an HTML build, Pagefind (npm ``pagefind``, the extended binary with
   Chinese segmentation; config in ``pagefind.yml``) indexes the pages'
   ``data-pagefind-body`` into ``<outdir>/pagefind/`` (``kb_pagefind``): in
-  the build when many pages changed, after it, in the background, when an
-  incremental build wrote at most ``kb_search_background_pages`` of them
-  (``KB_SEARCH_SYNC=1`` makes every build wait for its index);
+  the build when there is no index yet (a build from scratch, as in CI),
+  otherwise after it, in the background, so that an incremental build
+  returns once the HTML is written (``KB_SEARCH_SYNC=1`` makes every build
+  wait for its index);
 - each section heading carries its section's id, so Pagefind can point a
   result at the matching section;
 - the search page gets the alias groups (``data/glossary.yaml``: Chinese
@@ -140,7 +141,7 @@ def _stale_pages(app, outdir: Path) -> int | None:
 
 
 def on_build_finished(app, exception) -> None:
-    """Index the site: in the build, or after it for a few changed pages."""
+    """Index the site: in a build from scratch, after an incremental one."""
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
@@ -161,8 +162,7 @@ def on_build_finished(app, exception) -> None:
         stale = _stale_pages(app, outdir)
     if stale == 0:
         return
-    if (stale is not None and stale <= app.config.kb_search_background_pages
-            and not os.environ.get("KB_SEARCH_SYNC")):
+    if stale is not None and not os.environ.get("KB_SEARCH_SYNC"):
         kb_pagefind.index_in_background(outdir, confdir, outdir.parent / f".{outdir.name}.pagefind-log")
         logger.info("搜索索引在后台更新（%d 个页面有改动）", stale)
         return
@@ -174,9 +174,6 @@ def on_build_finished(app, exception) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb_frontmatter")  # provides kb_data_dir
-    # An incremental build that wrote at most this many indexed pages returns
-    # before the index is updated (kb_pagefind); KB_SEARCH_SYNC=1 waits.
-    app.add_config_value("kb_search_background_pages", 50, "", types=[int])
     app.set_translator("html", HeadingIdTranslator)
     app.set_translator("dirhtml", HeadingIdTranslator)
     app.connect("builder-inited", on_builder_inited)
