@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -15,11 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tools" / "extensions")]
 
-CHROMIUM = os.environ.get("KB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]
+from local_site import CHROMIUM, launch, serve  # noqa: E402
 
 
 def sphinx_build(src: Path, out: Path, *extra: str, conf: Path = ROOT,
@@ -50,34 +42,11 @@ def site(tmp_path_factory) -> Path:
     return out
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files, and the site's own 404.html for a missing path (as GitHub Pages does)."""
-
-    def log_message(self, *args) -> None:  # keep test output readable
-        pass
-
-    def send_error(self, code, message=None, explain=None):
-        page = Path(self.directory) / "404.html"
-        if code != 404 or not page.exists():
-            return super().send_error(code, message, explain)
-        body = page.read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-
 @pytest.fixture(scope="session")
 def server(site):
     """Serve the built site on 127.0.0.1; yields the base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve(site) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")
@@ -88,7 +57,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = launch(pw)
         yield b
         b.close()
 

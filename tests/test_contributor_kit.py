@@ -7,18 +7,16 @@ fail with a message naming the page and line; the unmodified copy passes.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 import new_article
+from local_site import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "docs/training/llm-training-10-tips.md"
@@ -111,21 +109,13 @@ def test_workflows_run_make_targets_only():
 # -- link check on 127.0.0.1 -------------------------------------------------------
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def local_site(tmp_path):
     www = tmp_path / "www"
     www.mkdir()
     (www / "ok.html").write_text("<p>ok</p>", encoding="utf-8")
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                            functools.partial(_Quiet, directory=str(www)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve(www) as base:
+        yield base
 
 
 def _linkcheck(docs: Path, out: Path) -> subprocess.CompletedProcess:

@@ -19,14 +19,11 @@ Run:  python tools/bench_search.py [--articles 1000] [--queries 20]
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
-import http.server
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import urllib.parse
 from pathlib import Path
 
@@ -35,12 +32,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
+from local_site import launch, serve  # noqa: E402
 from synth_kb import make_kb  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
 
 def build(confdir: Path, out: Path) -> None:
     subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-c", str(confdir), "-j", "auto",
@@ -53,79 +46,67 @@ def dir_size(path: Path) -> tuple[int, int]:
     return sum(p.stat().st_size for p in files), len(files)
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
 def measure_site(site: Path, queries: list[str]) -> dict:
     from playwright.sync_api import sync_playwright
 
-    handler = functools.partial(_Quiet, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
     cold_bytes, cold_gzip, cold_ms, warm_ms = [], [], [], []
     typed_ms, typed_bytes, open_bytes = [], [], []
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            for q in queries[:5]:  # cold: a fresh browser context each time
-                ctx = browser.new_context()
-                page = ctx.new_page()
-                responses = []
-                page.on("requestfinished", lambda r: responses.append(r))
-                page.goto(f"{base}/search.html?q={urllib.parse.quote(q)}")
-                page.wait_for_selector("#search-results[data-search-done]", state="attached",
-                                       timeout=60_000)
-                cold_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
-                search_bytes = compressed = 0
-                for r in responses:
-                    if "/pagefind/" in r.url or r.url.endswith("kb-search.js"):
-                        sizes = r.sizes()
-                        search_bytes += sizes["responseBodySize"] + sizes["responseHeadersSize"]
-                        body = r.response().body() if r.response() else b""
-                        # Pagefind's index, fragments and wasm are gzip files already;
-                        # JavaScript and JSON are what a compressing server would shrink.
-                        packed = r.url.split("?")[0].endswith((".pf_index", ".pf_fragment", ".pf_meta", ".pagefind"))
-                        compressed += len(body) if packed else len(gzip.compress(body, 6))
-                cold_bytes.append(search_bytes)
-                cold_gzip.append(compressed)
-                ctx.close()
-            for q in queries[:5]:  # first query typed into a loaded search page
-                ctx = browser.new_context()
-                page = ctx.new_page()
-                before, after = [], []
-                page.on("requestfinished", lambda r: (after if before is None else before).append(r))
-                page.goto(f"{base}/search.html")
-                page.wait_for_selector("#search-results[data-search-ready]", state="attached",
-                                       timeout=60_000)
-                open_bytes.append(sum(r.sizes()["responseBodySize"] for r in before
-                                      if "/pagefind/" in r.url))
-                before = None
-                page.fill("#kb-search-input", q)
-                page.press("#kb-search-input", "Enter")
-                page.wait_for_selector("#search-results[data-search-done]", state="attached",
-                                       timeout=60_000)
-                typed_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
-                typed_bytes.append(sum(r.sizes()["responseBodySize"] for r in after
-                                       if "/pagefind/" in r.url))
-                ctx.close()
+    with sync_playwright() as pw, serve(site) as base:
+        browser = launch(pw)
+        for q in queries[:5]:  # cold: a fresh browser context each time
             ctx = browser.new_context()
             page = ctx.new_page()
-            page.goto(f"{base}/search.html?q={urllib.parse.quote(queries[0])}")
+            responses = []
+            page.on("requestfinished", lambda r: responses.append(r))
+            page.goto(f"{base}/search.html?q={urllib.parse.quote(q)}")
             page.wait_for_selector("#search-results[data-search-done]", state="attached",
                                    timeout=60_000)
-            for q in queries[1:]:  # warm: the index is loaded, type a new query
-                page.fill("#kb-search-input", q)
-                page.press("#kb-search-input", "Enter")
-                page.wait_for_selector("#search-results[data-search-done]", state="attached",
-                                       timeout=60_000)
-                warm_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
+            cold_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
+            search_bytes = compressed = 0
+            for r in responses:
+                if "/pagefind/" in r.url or r.url.endswith("kb-search.js"):
+                    sizes = r.sizes()
+                    search_bytes += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+                    body = r.response().body() if r.response() else b""
+                    # Pagefind's index, fragments and wasm are gzip files already;
+                    # JavaScript and JSON are what a compressing server would shrink.
+                    packed = r.url.split("?")[0].endswith((".pf_index", ".pf_fragment", ".pf_meta", ".pagefind"))
+                    compressed += len(body) if packed else len(gzip.compress(body, 6))
+            cold_bytes.append(search_bytes)
+            cold_gzip.append(compressed)
             ctx.close()
-            browser.close()
-    finally:
-        httpd.shutdown()
+        for q in queries[:5]:  # first query typed into a loaded search page
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            before, after = [], []
+            page.on("requestfinished", lambda r: (after if before is None else before).append(r))
+            page.goto(f"{base}/search.html")
+            page.wait_for_selector("#search-results[data-search-ready]", state="attached",
+                                   timeout=60_000)
+            open_bytes.append(sum(r.sizes()["responseBodySize"] for r in before
+                                  if "/pagefind/" in r.url))
+            before = None
+            page.fill("#kb-search-input", q)
+            page.press("#kb-search-input", "Enter")
+            page.wait_for_selector("#search-results[data-search-done]", state="attached",
+                                   timeout=60_000)
+            typed_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
+            typed_bytes.append(sum(r.sizes()["responseBodySize"] for r in after
+                                   if "/pagefind/" in r.url))
+            ctx.close()
+        ctx = browser.new_context()
+        page = ctx.new_page()
+        page.goto(f"{base}/search.html?q={urllib.parse.quote(queries[0])}")
+        page.wait_for_selector("#search-results[data-search-done]", state="attached",
+                               timeout=60_000)
+        for q in queries[1:]:  # warm: the index is loaded, type a new query
+            page.fill("#kb-search-input", q)
+            page.press("#kb-search-input", "Enter")
+            page.wait_for_selector("#search-results[data-search-done]", state="attached",
+                                   timeout=60_000)
+            warm_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
+        ctx.close()
+        browser.close()
     size, files = dir_size(site / "pagefind")
     return {
         "first_kb": statistics.median(cold_bytes) / 1024, "first_kb_max": max(cold_bytes) / 1024,

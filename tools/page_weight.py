@@ -12,17 +12,16 @@ Run:  python tools/page_weight.py [_build/html]      (after make html)
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
-import http.server
 import sys
-import threading
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from local_site import launch, serve  # noqa: E402
+
 KINDS = {"document": "html", "stylesheet": "css", "script": "js", "font": "fonts"}
 
 
@@ -38,49 +37,37 @@ def page_type(rel: str, html: str) -> str:
     return "article with diagram" if 'class="mermaid"' in html else "article without diagram"
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
 def weigh(site: Path) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                            functools.partial(_Quiet, directory=str(site)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
     rows = []
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            for path in sorted(site.rglob("*.html")):
-                rel = path.relative_to(site).as_posix()
-                if rel.startswith(("_static/", "pagefind/")):
-                    continue
-                ctx = browser.new_context()
-                pg = ctx.new_page()
-                done = []
-                pg.on("requestfinished", lambda req: done.append(req))
-                pg.goto(f"{base}/{rel}")
-                pg.wait_for_load_state("networkidle")
-                sizes = defaultdict(int)
-                for req in done:
-                    kind = KINDS.get(req.resource_type, "other")
-                    if req.url.endswith((".woff", ".woff2", ".ttf", ".otf")):
-                        kind = "fonts"
-                    sizes[kind] += req.sizes()["responseBodySize"]
-                    response = req.response()
-                    body = response.body() if response else b""
-                    # what a server that compresses text (as GitHub Pages does) would send
-                    sizes["gzip"] += len(gzip.compress(body, 6)) if kind != "fonts" else len(body)
-                total = sum(v for k, v in sizes.items() if k != "gzip")
-                rows.append({"page": rel, "type": page_type(rel, path.read_text(encoding="utf-8")),
-                             **sizes, "total": total})
-                ctx.close()
-            browser.close()
-    finally:
-        httpd.shutdown()
+    with sync_playwright() as pw, serve(site) as base:
+        browser = launch(pw)
+        for path in sorted(site.rglob("*.html")):
+            rel = path.relative_to(site).as_posix()
+            if rel.startswith(("_static/", "pagefind/")):
+                continue
+            ctx = browser.new_context()
+            pg = ctx.new_page()
+            done = []
+            pg.on("requestfinished", lambda req: done.append(req))
+            pg.goto(f"{base}/{rel}")
+            pg.wait_for_load_state("networkidle")
+            sizes = defaultdict(int)
+            for req in done:
+                kind = KINDS.get(req.resource_type, "other")
+                if req.url.endswith((".woff", ".woff2", ".ttf", ".otf")):
+                    kind = "fonts"
+                sizes[kind] += req.sizes()["responseBodySize"]
+                response = req.response()
+                body = response.body() if response else b""
+                # what a server that compresses text (as GitHub Pages does) would send
+                sizes["gzip"] += len(gzip.compress(body, 6)) if kind != "fonts" else len(body)
+            total = sum(v for k, v in sizes.items() if k != "gzip")
+            rows.append({"page": rel, "type": page_type(rel, path.read_text(encoding="utf-8")),
+                         **sizes, "total": total})
+            ctx.close()
+        browser.close()
     return rows
 
 

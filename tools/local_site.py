@@ -1,0 +1,60 @@
+"""A built site on 127.0.0.1, opened in Debian's chromium.
+
+The one setup that the tests, ``bench_search.py`` and ``page_weight.py``
+share: a quiet static server that answers a missing path with the site's
+own ``404.html`` (as GitHub Pages does), and Playwright driving
+``/usr/bin/chromium`` with the flags this workplace requires (never a
+downloaded browser).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+CHROMIUM = os.environ.get("KB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files, no request log, and the site's 404.html for a missing path."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def send_error(self, code, message=None, explain=None):
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.exists():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+@contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """Serve `directory` on a free port; yields the base URL."""
+    handler = functools.partial(QuietHandler, directory=str(directory))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+
+
+def launch(playwright):
+    """Debian's chromium, headless, with no background traffic."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
