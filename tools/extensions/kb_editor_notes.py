@@ -30,7 +30,7 @@ from docutils.parsers.rst import directives
 from sphinx.util import logging
 
 from kb_envstore import per_document
-from kb_listings import reading_order
+from kb_listings import holds_listing, reading_order
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ class EditorNote(SphinxDirective):
 
 class EditorNotesList(SphinxDirective):
     def run(self) -> list[nodes.Node]:
-        self.env.kb_listing_docs.add(self.env.docname)
+        holds_listing(self.env)
         node = editor_notes_list()
         self.set_source_info(node)
         return [node]
@@ -114,12 +114,12 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 
 def setup(app) -> dict[str, Any]:
-    # kb_listings re-reads pages that list other pages whenever any page changes
+    # the 勘误 page is a listing: kb_listings writes it again when a note changes
     app.setup_extension("kb_listings")
     app.add_node(editor_notes_list)
     app.add_directive("editor-note", EditorNote)
     app.add_directive("kb-editor-notes", EditorNotesList)
-    per_document(app, "kb_editor_notes")
+    per_document(app, "kb_editor_notes", shown_in_listings=True)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 1}

@@ -6,6 +6,9 @@ environment), loses a document's entry when that document is re-read or
 removed (``env-purge-doc``) and takes the entries of documents read in
 worker processes (``env-merge-info``). Extensions store what they collect
 while reading there, and use it when writing.
+
+``shown_in_listings=True`` declares that pages listing other pages (see
+``kb_listings``) show this data: when it changes, they are written again.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 
-def per_document(app, name: str) -> None:
+def per_document(app, name: str, shown_in_listings: bool = False) -> None:
+    if shown_in_listings:
+        listing_inputs(app).append(name)
+
     def init(app) -> None:
         if not hasattr(app.env, name):
             setattr(app.env, name, {})
@@ -31,6 +37,13 @@ def per_document(app, name: str) -> None:
     app.connect("builder-inited", init)
     app.connect("env-purge-doc", purge)
     app.connect("env-merge-info", merge)
+
+
+def listing_inputs(app) -> list[str]:
+    """Names of the stores that listing pages show."""
+    if not hasattr(app, "kb_listing_inputs"):
+        app.kb_listing_inputs = []
+    return app.kb_listing_inputs
 
 
 def setup(app) -> dict[str, Any]:

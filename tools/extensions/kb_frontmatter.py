@@ -166,7 +166,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_data_dir", "data", "env", types=[str])
-    per_document(app, "kb_pages")
+    per_document(app, "kb_pages", shown_in_listings=True)
     app.connect("source-read", on_source_read)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 1}

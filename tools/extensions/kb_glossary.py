@@ -25,6 +25,7 @@ from sphinx import addnodes
 from sphinx.util import logging
 
 from kb_envstore import per_document
+from kb_listings import holds_listing
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ class kb_glossary_usage(nodes.General, nodes.Element):
 
 class GlossaryDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
-        self.env.kb_listing_docs.add(self.env.docname)
+        holds_listing(self.env)
         entries = sorted(load_glossary(Path(self.config.kb_data_dir)), key=lambda e: e["id"])
         lines = ["```{glossary}", ":sorted:", ""]
         for entry in entries:
@@ -99,10 +100,10 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("kb_listings")  # kb_data_dir; the page is re-read when any page changes
+    app.setup_extension("kb_listings")  # kb_data_dir; the page is written again when usage changes
     app.add_node(kb_glossary_usage)
     app.add_directive("kb-glossary", GlossaryDirective)
-    per_document(app, "kb_term_usage")
+    per_document(app, "kb_term_usage", shown_in_listings=True)
     app.connect("doctree-read", collect_usage)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,

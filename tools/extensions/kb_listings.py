@@ -17,13 +17,15 @@ Three directives, each a placeholder filled in once every page is read::
     The four guides from ``data/guides.yaml`` with their blurb and article
     count (the home page's way in).
 
-Pages holding a listing (these, and other extensions' listings that add
-themselves to ``env.kb_listing_docs``) are written again whenever what a
-listing can show changed: a page added or removed, a title, front matter,
-the toctrees, or what other extensions collect per page for their listings
-(``listing_inputs``). An incremental build never shows a stale title, and an
+Pages holding a listing (these, and other extensions' listings that call
+``holds_listing``) are written again whenever what a listing can show
+changed: a page added or removed, a title, the toctrees, or a per-document
+store declared ``shown_in_listings`` (kb_envstore: front matter, editor
+notes, term usage). An incremental build never shows a stale title, and an
 edit to an article's body does not rewrite the 1,000-entry listings. The
 listing is computed at write time, so listing pages are not re-read.
+``listings_changed(app)`` tells other extensions (kb_tags) whether that
+happened in this build.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ import yaml
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+
+from kb_envstore import listing_inputs, per_document
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +63,7 @@ class _ListingDirective(SphinxDirective):
     kind = ""
 
     def run(self) -> list[nodes.Node]:
-        self.env.kb_listing_docs.add(self.env.docname)
+        holds_listing(self.env)
         node = kb_listing(kind=self.kind)
         self.set_source_info(node)
         return [node]
@@ -77,8 +81,15 @@ class Guides(_ListingDirective):
     kind = "guides"
 
 
-def _title(meta: dict) -> str:
-    return meta.get("listing_title") or meta["title"]
+def holds_listing(env) -> None:
+    """Note that the page being read shows a listing of other pages."""
+    env.kb_listing_docs[env.docname] = True
+
+
+def title_of(env, doc: str) -> str:
+    """The title a page has in listings (its listing_title, if any)."""
+    meta = env.kb_pages.get(doc, {})
+    return meta.get("listing_title") or meta.get("title") or doc
 
 
 def _link(app, fromdoc: str, todoc: str, text: str) -> nodes.reference:
@@ -88,7 +99,7 @@ def _link(app, fromdoc: str, todoc: str, text: str) -> nodes.reference:
 
 def _article_item(app, fromdoc: str, docname: str, meta: dict, tags: dict) -> nodes.list_item:
     para = nodes.paragraph()
-    para += nodes.strong("", "", _link(app, fromdoc, docname, _title(meta)))
+    para += nodes.strong("", "", _link(app, fromdoc, docname, title_of(app.env, docname)))
     para += nodes.Text(" — " + meta["summary"])
     item = nodes.list_item("", para, classes=["kb-article"])
     if meta.get("tags"):
@@ -166,23 +177,24 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         node.replace_self(_render(app, node, docname))
 
 
-# Per-page data that listings show, besides the title and the toctrees:
-# names of env attributes (dicts keyed by docname) that extensions fill.
-LISTING_INPUTS = ["kb_pages", "kb_editor_notes", "kb_term_usage"]
-
-
 def _canonical(value) -> str:
     """The same text for the same data in every process (sets sorted)."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=sorted)
 
 
-def listing_signature(env) -> dict:
+def listing_signature(app) -> dict:
     """Everything a listing page can show, per document."""
-    stores = [getattr(env, name, {}) for name in LISTING_INPUTS]
+    env = app.env
+    stores = [getattr(env, name, {}) for name in listing_inputs(app)]
     return {doc: (env.titles[doc].astext() if doc in env.titles else None,
                   tuple(env.toctree_includes.get(doc, ())),
                   *(_canonical(store.get(doc)) for store in stores))
             for doc in env.found_docs}
+
+
+def listings_changed(app) -> bool:
+    """Whether what listings show changed in this build (set after reading)."""
+    return app.kb_listings_changed
 
 
 def on_env_get_updated(app, env) -> list[str]:
@@ -191,25 +203,12 @@ def on_env_get_updated(app, env) -> list[str]:
     Their listings are filled in at write time from the environment, so they
     need no re-reading (which would make every one-page edit a parallel read).
     """
-    signature = listing_signature(env)
-    if signature == getattr(env, "kb_listing_signature", None):
+    signature = listing_signature(app)
+    app.kb_listings_changed = signature != getattr(env, "kb_listing_signature", None)
+    if not app.kb_listings_changed:
         return []
     env.kb_listing_signature = signature
     return sorted(env.kb_listing_docs)
-
-
-def on_builder_inited(app) -> None:
-    env = app.env
-    if not hasattr(env, "kb_listing_docs"):
-        env.kb_listing_docs = set()
-
-
-def on_purge(app, env, docname: str) -> None:
-    env.kb_listing_docs.discard(docname)
-
-
-def on_merge(app, env, docnames, other) -> None:
-    env.kb_listing_docs |= set(docnames) & other.kb_listing_docs
 
 
 def setup(app) -> dict[str, Any]:
@@ -218,10 +217,9 @@ def setup(app) -> dict[str, Any]:
     app.add_directive("kb-article-list", ArticleList)
     app.add_directive("kb-guide-articles", GuideArticles)
     app.add_directive("kb-guides", Guides)
-    app.connect("builder-inited", on_builder_inited)
-    app.connect("env-get-updated", on_env_get_updated)
-    app.connect("env-purge-doc", on_purge)
-    app.connect("env-merge-info", on_merge)
+    per_document(app, "kb_listing_docs")
+    # before other extensions' handlers, which ask listings_changed()
+    app.connect("env-get-updated", on_env_get_updated, priority=400)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 2}
+            "env_version": 3}

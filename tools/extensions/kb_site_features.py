@@ -27,6 +27,8 @@ from urllib.parse import urljoin, urlparse
 from docutils import nodes
 from sphinx.util import logging
 
+from kb_listings import title_of
+
 logger = logging.getLogger(__name__)
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -154,7 +156,7 @@ def on_build_finished(app, exception) -> None:
         when = _rfc3339(date or today)
         url = escape(urljoin(base, app.builder.get_target_uri(doc)))
         entries.append(
-            f"  <entry>\n    <title>{escape(meta.get('listing_title') or meta['title'])}</title>\n"
+            f"  <entry>\n    <title>{escape(title_of(app.env, doc))}</title>\n"
             f'    <link href="{url}"/>\n    <id>{url}</id>\n    <updated>{when}</updated>\n'
             f"    <summary>{escape(meta.get('summary', ''))}</summary>\n  </entry>")
     newest = max((_rfc3339(d) for _, d in dated if d), default=_rfc3339(today))

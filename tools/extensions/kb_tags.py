@@ -23,7 +23,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.util import logging
 
-from kb_listings import reading_order
+from kb_listings import listings_changed, reading_order, title_of
 
 logger = logging.getLogger(__name__)
 
@@ -34,11 +34,6 @@ def _tags(app) -> dict[str, str]:
     from kb_frontmatter import load_tags
 
     return load_tags(Path(app.config.kb_data_dir))
-
-
-def title_of(env, doc: str) -> str:
-    meta = env.kb_pages.get(doc, {})
-    return meta.get("listing_title") or meta.get("title") or doc
 
 
 def related_all(env) -> dict[str, list[str]]:
@@ -68,23 +63,10 @@ def related_all(env) -> dict[str, list[str]]:
     return out
 
 
-def on_env_before_read_docs(app, env, docnames) -> None:
-    app.kb_docs_read = len(docnames)
-
-
-def _signature(env) -> dict:
-    return {d: (title_of(env, d), tuple(m.get("tags", [])), m.get("guide"), tuple(m.get("also_in", [])))
-            for d, m in env.kb_pages.items()}
-
-
 def on_env_get_updated(app, env) -> list[str]:
     """Articles whose 相关文章 list changed because another page changed."""
-    if not getattr(app, "kb_docs_read", 0) and hasattr(env, "kb_related_shown"):
-        return []
-    signature = _signature(env)
-    if signature == getattr(env, "kb_related_signature", None):
-        return []  # no title, tag or guide changed: every list is as it was
-    env.kb_related_signature = signature
+    if not listings_changed(app) and hasattr(env, "kb_related_shown"):
+        return []  # no title, tag, guide or page changed: every list is as it was
     shown = {d: [(r, title_of(env, r)) for r in rows] for d, rows in related_all(env).items()}
     before = getattr(env, "kb_related_shown", {})
     env.kb_related_shown = shown
@@ -152,9 +134,8 @@ def on_collect_pages(app):
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb_listings")
-    app.connect("env-before-read-docs", on_env_before_read_docs)
     app.connect("env-get-updated", on_env_get_updated)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("html-collect-pages", on_collect_pages)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 1}
+            "env_version": 2}
