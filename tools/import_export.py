@@ -36,11 +36,9 @@ from markdown_it import MarkdownIt
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_EXPORT = ROOT / "sources" / "export.txt"
 DEFAULT_MAP = ROOT / "data" / "articles.yaml"
+DEFAULT_GUIDES = ROOT / "data" / "guides.yaml"
 DEFAULT_OUT = ROOT / "docs"
 MANIFEST_NAME = "import-manifest.json"
-
-GUIDES = ("training", "inference", "hardware", "industry")
-
 
 class EditedPagesError(Exception):
     """Pages edited by hand since the last import; listed in the message."""
@@ -323,19 +321,20 @@ def home_trailer(guides: list[dict]) -> list[str]:
 # -- Writing -------------------------------------------------------------------
 
 
-def load_map(path: Path) -> dict:
+def load_map(path: Path, guides_path: Path = DEFAULT_GUIDES) -> dict:
+    keys = [g["key"] for g in yaml.safe_load(guides_path.read_text(encoding="utf-8"))]
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     for title, entry in data.items():
         if entry.get("home"):
             continue
-        if entry.get("guide") not in GUIDES:
-            raise ExportError(path, 1, f"'{title}': guide must be one of {', '.join(GUIDES)}")
+        if entry.get("guide") not in keys:
+            raise ExportError(path, 1, f"'{title}': guide must be one of {', '.join(keys)}")
     return data
 
 
 def render_all(export: Path, map_path: Path, guides_path: Path) -> dict[str, str]:
     articles, _trailer = split_export(export)
-    mapping = load_map(map_path)
+    mapping = load_map(map_path, guides_path)
     guides = yaml.safe_load(guides_path.read_text(encoding="utf-8"))
     pages: dict[str, str] = {}
     for art in articles:
@@ -395,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--export", type=Path, default=DEFAULT_EXPORT)
     parser.add_argument("--map", type=Path, default=DEFAULT_MAP)
-    parser.add_argument("--guides", type=Path, default=ROOT / "data" / "guides.yaml")
+    parser.add_argument("--guides", type=Path, default=DEFAULT_GUIDES)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--manifest", type=Path, default=None,
                         help="hash record of imported pages (default: OUT/../sources/"

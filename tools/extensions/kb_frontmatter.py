@@ -35,7 +35,15 @@ from kb_envstore import per_document
 
 logger = logging.getLogger(__name__)
 
-GUIDES = ("training", "inference", "hardware", "industry")
+
+@functools.cache
+def load_guides(data_dir: Path) -> list[dict]:
+    """data/guides.yaml: the guides in home-page order (key, title, blurb)."""
+    return yaml.safe_load((data_dir / "guides.yaml").read_text(encoding="utf-8"))
+
+
+# The guide keys: folders under docs/ and values of `guide:` (the repo's data/).
+GUIDES = tuple(g["key"] for g in load_guides(Path(__file__).resolve().parents[2] / "data"))
 
 # Codes are stable: contributors and CONTRIBUTING.md refer to them.
 CODES = {
@@ -55,6 +63,9 @@ def load_schema(data_dir: Path) -> dict:
     schema = json.loads((data_dir / "front-matter.schema.json").read_text(encoding="utf-8"))
     tags = load_tags(data_dir)
     schema["properties"]["tags"]["items"] = {"enum": sorted(tags)}
+    guides = [g["key"] for g in load_guides(data_dir)]
+    schema["properties"]["guide"]["enum"] = guides
+    schema["properties"]["also_in"]["items"] = {"enum": guides}
     jsonschema.Draft202012Validator.check_schema(schema)
     return schema
 

@@ -30,12 +30,10 @@ happened in this build.
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 from typing import Any
 
-import yaml
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
@@ -50,13 +48,9 @@ class kb_listing(nodes.General, nodes.Element):
 
 
 def load_guides(app) -> list[dict]:
-    return _read_guides(Path(app.config.kb_data_dir) / "guides.yaml")
+    from kb_frontmatter import load_guides as read
 
-
-@functools.cache
-def _read_guides(path: Path) -> list[dict]:
-    """data/guides.yaml, read once per process rather than once per listing."""
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return read(Path(app.config.kb_data_dir))
 
 
 class _ListingDirective(SphinxDirective):
