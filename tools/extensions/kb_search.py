@@ -29,7 +29,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
@@ -71,15 +70,11 @@ class HeadingIdTranslator(HTML5Translator):
 def load_aliases(data_dir: Path) -> list[dict]:
     """Glossary entries for the search page: names (Chinese, English,
     abbreviations, synonyms), definition and anchor on the glossary page."""
-    path = data_dir / "glossary.yaml"
-    if not path.exists():
+    if not (data_dir / "glossary.yaml").exists():
         return []
-    from kb_glossary import names
+    from kb_glossary import load_glossary, names
 
-    out = []
-    for term in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
-        out.append({"names": names(term), "def": term["def"]})
-    return out
+    return [{"names": names(term), "def": term["def"]} for term in load_glossary(data_dir)]
 
 
 def on_builder_inited(app) -> None:
