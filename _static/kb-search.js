@@ -1,6 +1,8 @@
 // Search page of the 51 算力 knowledge base: Pagefind underneath, plus what
 // Chinese engineers type: mixed Chinese/English without spaces, question
-// words, and aliases from the glossary (data/glossary.yaml).
+// words, and aliases from the glossary (data/glossary.yaml). The aliases are
+// in the index: pages carry each glossary term's other names, hidden, after
+// each mention (kb_search.py, AliasMarks), so one search finds every name.
 //
 // Contract (tests rely on it): every result is an element with
 // [data-search-result], in rank order, whose first link's text starts with the
@@ -48,7 +50,9 @@ function replaceAlias(text, alias, other) {
   return text.replace(aliasPattern(alias), (match, before) => `${before} ${other} `);
 }
 
-// Rewrites of `query` with glossary aliases: [query, weight] pairs.
+// Rewrites of `query` with glossary aliases: [query, weight] pairs. Not
+// searched (the index holds the aliases): pages titled with any of them rank
+// first.
 export function variants(query, groups) {
   const out = new Map([[query, 1]]);
   for (const group of groups) {
@@ -135,12 +139,12 @@ function headingBonus(data, names) {
 export async function search(pagefind, raw, groups, limit = 10) {
   const query = stripQuestion(normalize(raw));
   if (!query) return { total: 0, top: [] };
-  let queries = variants(query, groups);
-  const names = queries.map(([q]) => squash(q)).filter((n) => n.length >= 2);
+  const names = variants(query, groups).map(([q]) => squash(q)).filter((n) => n.length >= 2);
+  let queries = [[query, 1]];
   let ranked = await runAll(pagefind, queries);
   if (ranked.length < FEW_RESULTS) {
     // Few pages hold every word: also look for the words apart, ranked lower.
-    const loose = relaxed(query).flatMap((q) => variants(q, groups).map(([v, w]) => [v, w * 0.3]));
+    const loose = relaxed(query).map((q) => [q, 0.3]);
     if (loose.length) {
       queries = [...queries, ...loose];
       ranked = await runAll(pagefind, queries);
@@ -160,11 +164,35 @@ function escapeHtml(text) {
 
 // Pagefind excerpts are escaped text with <mark> inserted; keep only the marks.
 function safeExcerpt(excerpt) {
-  return excerpt.replace(/<(?!\/?mark>)[^>]*>/g, "");
+  return showAliases(excerpt.replace(/<(?!\/?mark>)[^>]*>/g, ""));
 }
 
+// A term's other names as the index holds them ("混合精度 ⟦ mixed precision ｜
+// AMP ⟧ 来训练", hidden on the page; the excerpt may cut one off at either
+// end). An excerpt shows them only when they matched and the mention itself
+// did not: "混合精度（<mark>mixed precision</mark>）来训练".
+const ALIAS_MARKS = /\s*⟦([^⟦⟧]*)(?:⟧\s*|$)|^([^⟦⟧]*)⟧\s*/g;
+const LATIN_END = /[a-z0-9]$/i;
+const LATIN_START = /^[a-z0-9]/i;
+
+export function showAliases(excerpt) {
+  return excerpt.replace(ALIAS_MARKS, (whole, inner, head, offset, all) => {
+    const before = all.slice(0, offset);
+    const after = all.slice(offset + whole.length);
+    const matched = (inner ?? head).split("｜")
+      .map((n) => n.trim().replace(/\s+<\/mark>$/, "</mark>"))
+      .filter((n) => n.includes("<mark>"));
+    if (matched.length && !/<\/mark>\s*$/.test(before)) return `（${matched.join("、")}）`;
+    // "use AMP ⟦ … ⟧ to train": keep one space between Latin words
+    const plain = (text) => text.replace(/<\/?mark>/g, "");
+    return LATIN_END.test(plain(before).trimEnd()) && LATIN_START.test(plain(after)) ? " " : "";
+  });
+}
+
+// A heading as the reader sees it: without its terms' other names or the
+// permalink mark.
 function cleanTitle(title) {
-  return (title || "").replace(/[¶#]\s*$/, "").trim();
+  return (title || "").replace(/\s*⟦[^⟦⟧]*(⟧|$)/g, "").replace(/[¶#]\s*$/, "").trim();
 }
 
 function renderResult(data, rootUrl, names = []) {
@@ -241,13 +269,13 @@ function loadPagefind({ warmUp = false } = {}) {
   return pagefindReady;
 }
 
-// While the reader types, load the index chunks of the query and its
-// rewrites, so that they are there when the query is run.
-async function preload(raw, groups) {
+// While the reader types, load the index chunks of the query, so that they
+// are there when the query is run.
+async function preload(raw) {
   const query = stripQuestion(normalize(raw));
   if (!query) return;
   const pagefind = await loadPagefind();
-  await Promise.all(variants(query, groups).map(([q]) => pagefind.preload(q)));
+  await pagefind.preload(query);
 }
 
 let newestRun = 0;
@@ -388,7 +416,7 @@ function main() {
     if (committed) window.history.pushState(null, "", urlFor(box.value));
     else window.history.replaceState(null, "", urlFor(box.value));
     committed = false;
-    preload(box.value, aliasGroups()).catch(() => {});
+    preload(box.value).catch(() => {});
     ask(box.value);
   });
   box.addEventListener("compositionend", () => box.dispatchEvent(new Event("input")));

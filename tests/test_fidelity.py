@@ -67,23 +67,30 @@ def pieces(markdown: list[str]) -> list[tuple[str, str]]:
 
 
 class _ArticleText(HTMLParser):
-    """Text inside the page's main <article> element."""
+    """Text a reader sees inside the page's main <article> element (not the
+    [hidden] names that pages carry for the search index)."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.depth = 0
+        self.hidden: list[str] = []  # open tags from a [hidden] element in
         self.parts: list[str] = []
 
     def handle_starttag(self, tag, attrs):
-        if tag == "article" or self.depth:
+        if self.hidden or any(name == "hidden" for name, _ in attrs):
+            self.hidden.append(tag)
+        elif tag == "article" or self.depth:
             self.depth += tag == "article"
 
     def handle_endtag(self, tag):
-        if tag == "article" and self.depth:
+        if self.hidden:
+            if tag == self.hidden[-1]:
+                self.hidden.pop()
+        elif tag == "article" and self.depth:
             self.depth -= 1
 
     def handle_data(self, data):
-        if self.depth:
+        if self.depth and not self.hidden:
             self.parts.append(data)
 
 

@@ -80,6 +80,24 @@ def test_result_contract_title_sections_and_highlight(page, server):
     assert page.locator(f"[id='{anchor}']").inner_text().startswith("案例 3：梯度爆炸")
 
 
+def test_a_page_found_through_another_name_says_which(page, server):
+    """The troubleshooting page says 梯度爆炸; "exploding gradients" finds it
+    through the glossary names in the index, and the results show the page's
+    own words with the matching name beside them, never the index's marks."""
+    rows = results_for(page, server, "exploding gradients")
+    assert rows[0]["title"].startswith("LLM 训练故障排查手册")
+    first = page.locator("[data-search-result]").first
+    assert first.locator(".kb-search-sections a").first.inner_text() == "案例 3：梯度爆炸"
+    excerpt = first.locator(".kb-search-excerpt").first.inner_html()
+    assert "梯度爆炸（<mark>exploding </mark><mark>gradients</mark>）" in excerpt, excerpt
+    shown = page.locator("#search-results").inner_text()
+    assert "⟦" not in shown and "⟧" not in shown and "｜" not in shown
+    # a query that names the term itself: its other names stay out of the excerpt
+    results_for(page, server, "梯度爆炸")
+    assert "exploding" not in page.locator("[data-search-result]").first.inner_text()
+    assert page.console_errors == [] and page.foreign_requests == []
+
+
 def test_no_result_message_and_done_flag(page, server):
     rows = results_for(page, server, "zzzzzz")
     assert rows == []

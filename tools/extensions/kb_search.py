@@ -14,9 +14,16 @@ browser side does not segment queries at all; see issue 3's measurements):
   wait for its index);
 - each section heading carries its section's id, so Pagefind can point a
   result at the matching section;
-- the search page gets the alias groups (``data/glossary.yaml``: Chinese
-  name, English name, abbreviations and synonyms) so that ``mixed precision``
-  also finds 混合精度.
+- where an indexed page names a glossary term (``data/glossary.yaml``:
+  Chinese name, English name, abbreviations and synonyms), the term's other
+  names follow the mention in a hidden span (``<span class="kb-aka" hidden>
+  ⟦ mixed precision ｜ AMP ⟧</span>``): readers never see it, Pagefind
+  indexes it, so one search for ``mixed precision`` finds the pages that say
+  混合精度, ranked by how often and where they say it. The search page
+  turns the marks into "（mixed precision）" in excerpts;
+- the search page also gets the alias groups, to show a matching term's
+  definition above the results and to rank pages titled with any of its
+  names first.
 
 Nothing to write in pages. A missing Pagefind is a warning (``-W`` fails):
 run ``npm ci``, as ``make html`` does.
@@ -24,11 +31,15 @@ run ``npm ci``, as ``make html`` does.
 
 from __future__ import annotations
 
+import hashlib
+import html
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
+import yaml
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
@@ -44,13 +55,105 @@ logger = logging.getLogger(__name__)
 NOT_INDEXED = {"search", "genindex", "articles", "glossary", "errata"}
 
 
+# Where a term's other names are not added: code, and the page title (the
+# result's title; section headings carry them, the search page hides them).
+NO_ALIASES = (nodes.literal, nodes.literal_block, nodes.raw, nodes.math, nodes.math_block,
+              nodes.comment, nodes.term, nodes.subtitle)
+
+
+def not_indexed_classes(confdir: Path) -> frozenset[str]:
+    """The classes of ``pagefind.yml``'s ``exclude_selectors`` (``.kb-tags``):
+    text there is not indexed, so it needs no marks (a guide's landing page
+    lists hundreds of summaries)."""
+    path = confdir / "pagefind.yml"
+    if not path.exists():
+        return frozenset()
+    selectors = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("exclude_selectors", [])
+    return frozenset(s[1:] for s in selectors if re.fullmatch(r"\.[\w-]+", s))
+
+
+def _page_title(node: nodes.Node) -> bool:
+    return (isinstance(node, nodes.title) and isinstance(node.parent, nodes.section)
+            and isinstance(node.parent.parent, nodes.document))
+
+
+def _edge(name: str, pattern: str) -> str:
+    """A name that starts or ends with a Latin letter or digit matches only as
+    a whole word there (TP is not the end of HTTP)."""
+    ascii_word = re.compile(r"[A-Za-z0-9]")
+    before = r"(?<![A-Za-z0-9])" if ascii_word.match(name[0]) else ""
+    after = r"(?![A-Za-z0-9])" if ascii_word.match(name[-1]) else ""
+    return before + pattern + after
+
+
+def _squash(name: str) -> str:
+    return "".join(name.split()).lower()
+
+
+class AliasMarks:
+    """The other names of each glossary term, after each mention of it."""
+
+    def __init__(self, groups: list[list[str]], skip_classes: frozenset[str] = frozenset()):
+        # text inside elements of these classes (or node types) gets no marks
+        self.skip_classes = skip_classes
+        # name → its mark; "mixed  precision" and "mixedprecision" are the
+        # name "mixed precision"
+        self.marks: dict[str, str] = {}
+        names = []
+        for group in groups:
+            for name in group:
+                others = list(dict.fromkeys(n for n in group if n.lower() != name.lower()))
+                if others:
+                    names.append(name)
+                    self.marks[_squash(name)] = (
+                        '<span class="kb-aka" hidden> ⟦ '
+                        + " ｜ ".join(html.escape(n) for n in others) + " ⟧ </span>")
+        names.sort(key=len, reverse=True)  # longest name first
+        self.pattern = re.compile("|".join(
+            _edge(n, r"\s*".join(re.escape(w) for w in n.split())) for n in names),
+            re.IGNORECASE) if names else None
+
+    def add(self, text: str, encode=html.escape) -> str:
+        """`text` as HTML (`encode`), each mention followed by its mark."""
+        if self.pattern is None:
+            return encode(text)
+        out, end = [], 0
+        for match in self.pattern.finditer(text):
+            out += [encode(text[end:match.end()]), self.marks.get(_squash(match.group(0)), "")]
+            end = match.end()
+        out.append(encode(text[end:]))
+        return "".join(out)
+
+
 class HeadingIdTranslator(HTML5Translator):
-    """Give each section heading its section's id (``<h2 id="…">``).
+    """Give each section heading its section's id (``<h2 id="…">``), and
+    mark glossary terms' other names for the search index.
 
     Pagefind makes a sub-result for every heading with an id; Sphinx puts
     the id on the ``<section>`` only. The id moves to the heading, so anchors
     keep working and no id appears twice.
     """
+
+    def __init__(self, document: nodes.document, builder) -> None:
+        super().__init__(document, builder)
+        # Only the indexed pages' own text; not the titles and tables of
+        # contents rendered apart for the navigation ("<partial node>").
+        marks = getattr(builder, "kb_alias_marks", None)
+        page = getattr(builder, "current_docname", None)
+        self.alias_marks = (marks if document.get("source") != "<partial node>"
+                            and page not in NOT_INDEXED else None)
+
+    def visit_Text(self, node: nodes.Text) -> None:
+        if self.alias_marks is None or self.protect_literal_text or self.in_mailto:
+            return super().visit_Text(node)
+        skip = self.alias_marks.skip_classes
+        parent = node.parent
+        while parent is not None:
+            if (isinstance(parent, NO_ALIASES) or _page_title(parent) or parent.tagname in skip
+                    or not skip.isdisjoint(parent.get("classes", ()))):
+                return super().visit_Text(node)
+            parent = parent.parent
+        self.body.append(self.alias_marks.add(node.astext(), self.encode))
 
     def visit_section(self, node: nodes.section) -> None:
         ids = node["ids"]
@@ -77,9 +180,20 @@ def load_aliases(data_dir: Path) -> list[dict]:
     return [{"names": names(term), "def": term["def"]} for term in load_glossary(data_dir)]
 
 
+def on_config_inited(app, config) -> None:
+    """Pages carry the glossary's names (AliasMarks): a changed glossary
+    makes every page be written again (an "html" config value)."""
+    path = Path(config.kb_data_dir) / "glossary.yaml"
+    config.kb_search_alias_digest = (
+        hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "")
+
+
 def on_builder_inited(app) -> None:
     if app.builder.format != "html":
         return
+    app.builder.kb_alias_marks = AliasMarks(
+        [entry["names"] for entry in load_aliases(Path(app.config.kb_data_dir))],
+        not_indexed_classes(Path(app.confdir)))
     app.builder.search = False  # Pagefind replaces Sphinx's index
     app.config.html_additional_pages["search"] = "search.html"
 
@@ -169,6 +283,8 @@ def on_build_finished(app, exception) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb_frontmatter")  # provides kb_data_dir
+    app.add_config_value("kb_search_alias_digest", "", "html", types=[str])
+    app.connect("config-inited", on_config_inited)
     app.set_translator("html", HeadingIdTranslator)
     app.set_translator("dirhtml", HeadingIdTranslator)
     app.connect("builder-inited", on_builder_inited)
