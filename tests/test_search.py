@@ -8,6 +8,7 @@ any query whose expected page is not in the top 3.
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from pathlib import Path
 
@@ -95,6 +96,25 @@ def test_a_page_found_through_another_name_says_which(page, server):
     # a query that names the term itself: its other names stay out of the excerpt
     results_for(page, server, "梯度爆炸")
     assert "exploding" not in page.locator("[data-search-result]").first.inner_text()
+    assert page.console_errors == [] and page.foreign_requests == []
+
+
+def test_more_results_on_request(page, server):
+    """Six results at first; 显示更多结果 adds the next ones below, in rank
+    order, without repeating any, and moves focus to the first new one."""
+    first = [r["href"] for r in results_for(page, server, "GPU")]
+    total = int(re.search(r"找到 (\d+) 篇", page.locator("#kb-search-status").inner_text()).group(1))
+    assert len(first) == 6 < total
+    page.locator(".kb-search-more").click()
+    shown = min(total, 12)
+    page.wait_for_function(f"document.querySelectorAll('[data-search-result]').length === {shown}",
+                           timeout=20_000)
+    hrefs = page.eval_on_selector_all("[data-search-result] a.kb-search-title",
+                                      "els => els.map(a => a.getAttribute('href'))")
+    assert hrefs[:6] == first and len(set(hrefs)) == shown
+    assert page.evaluate("document.activeElement.getAttribute('href')") == hrefs[6]
+    assert f"显示前 {shown} 篇" in page.locator("#kb-search-status").inner_text() or shown == total
+    assert page.locator(".kb-search-more").count() == (1 if total > shown else 0)
     assert page.console_errors == [] and page.foreign_requests == []
 
 
