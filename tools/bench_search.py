@@ -51,6 +51,7 @@ def measure_site(site: Path, queries: list[str]) -> dict:
 
     cold_bytes, cold_gzip, cold_ms, warm_ms = [], [], [], []
     typed_ms, typed_bytes, open_bytes = [], [], []
+    typed_index_ms, typed_excerpt_ms = [], []
     with sync_playwright() as pw, serve(site) as base:
         browser = launch(pw)
         for q in queries[:5]:  # cold: a fresh browser context each time
@@ -91,6 +92,11 @@ def measure_site(site: Path, queries: list[str]) -> dict:
             page.wait_for_selector("#search-results[data-search-done]", state="attached",
                                    timeout=60_000)
             typed_ms.append(float(page.get_attribute("#search-results", "data-search-ms")))
+            index_ms, excerpt_ms = page.evaluate(
+                "['kb-search: index', 'kb-search: excerpts'].map("
+                "n => performance.getEntriesByName(n).at(-1)?.duration ?? NaN)")
+            typed_index_ms.append(index_ms)
+            typed_excerpt_ms.append(excerpt_ms)
             typed_bytes.append(sum(r.sizes()["responseBodySize"] for r in after
                                    if "/pagefind/" in r.url))
             ctx.close()
@@ -115,6 +121,8 @@ def measure_site(site: Path, queries: list[str]) -> dict:
         "warm_ms": statistics.median(warm_ms), "warm_ms_max": max(warm_ms),
         "typed_ms": statistics.median(typed_ms), "typed_ms_max": max(typed_ms),
         "typed_kb": statistics.median(typed_bytes) / 1024,
+        "typed_index_ms": statistics.median(typed_index_ms),
+        "typed_excerpt_ms": statistics.median(typed_excerpt_ms),
         "open_kb": statistics.median(open_bytes) / 1024,
         "index_kb": size / 1024, "index_files": files,
     }
@@ -137,13 +145,15 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"{args.articles} articles", measure_site(kb / "_build", queries)))
     print("| site | page opened with ?q=: transfer (as served / gzip) | its time "
           "| search page opened empty: engine + warm-up transfer "
-          "| first query typed on the loaded page: transfer, time | next queries: time "
+          "| first query typed on the loaded page: transfer, time (Pagefind search + excerpts) "
+          "| next queries: time "
           "| index on disk |")
     print("|---|---|---|---|---|---|---|")
     for name, m in rows:
         print(f"| {name} | {m['first_kb']:.0f} KB (max {m['first_kb_max']:.0f}) / {m['first_gzip_kb']:.0f} KB "
               f"| {m['first_ms']:.0f} ms | {m['open_kb']:.0f} KB "
-              f"| {m['typed_kb']:.0f} KB, {m['typed_ms']:.0f} ms (max {m['typed_ms_max']:.0f}) "
+              f"| {m['typed_kb']:.0f} KB, {m['typed_ms']:.0f} ms (max {m['typed_ms_max']:.0f}; "
+              f"{m['typed_index_ms']:.0f} + {m['typed_excerpt_ms']:.0f}) "
               f"| {m['warm_ms']:.0f} ms (max {m['warm_ms_max']:.0f}) "
               f"| {m['index_kb']:.0f} KB in {m['index_files']} files |")
     print(f"\nmedians over {len(queries)} queries (first query: 5 cold browser contexts); "
