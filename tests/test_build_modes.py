@@ -106,6 +106,24 @@ def test_a_small_edit_is_indexed_after_the_build_returns(sources, tmp_path):
                                                                   ".html.pagefind-log"]
 
 
+def test_a_glossary_edit_reaches_every_page_that_names_the_term(sources, tmp_path):
+    """Pages carry the glossary's names for the index: a new alias is written
+    into every page that names the term, and the index finds it."""
+    out = tmp_path / "html"
+    build(sources, out)
+    glossary = sources / "data/glossary.yaml"
+    text = glossary.read_text(encoding="utf-8")
+    glossary.write_text(text.replace("aliases: [AMP, ", "aliases: [AMP, 斑马精度, ", 1), encoding="utf-8")
+    build(sources, out)
+    kb_pagefind.wait(out)
+    for doc in ("training/llm-training-10-tips", "training/training-optimization-tips"):
+        assert "斑马精度" in (out / f"{doc}.html").read_text(encoding="utf-8"), doc
+    assert "斑马精度" in indexed_text(out)
+    build(sources, tmp_path / "full")  # the same pages as a full build
+    inc, full = tree(out), tree(tmp_path / "full")
+    assert [f for f in full if inc.get(f) != full[f]] == []
+
+
 def test_a_failed_background_index_fails_the_next_build(sources, tmp_path):
     out = tmp_path / "html"
     build(sources, out)

@@ -50,6 +50,8 @@ class kb_glossary_usage(nodes.General, nodes.Element):
 class GlossaryDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         holds_listing(self.env)
+        # the page is read again when glossary.yaml changes
+        self.env.note_dependency(str(Path(self.config.kb_data_dir) / "glossary.yaml"))
         entries = sorted(load_glossary(Path(self.config.kb_data_dir)), key=lambda e: e["id"])
         lines = ["```{glossary}", ":sorted:", ""]
         for entry in entries:
