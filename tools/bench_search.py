@@ -76,7 +76,7 @@ def measure_site(site: Path, queries: list[str]) -> dict:
             cold_bytes.append(search_bytes)
             cold_gzip.append(compressed)
             ctx.close()
-        for q in queries[:5]:  # first query typed into a loaded search page
+        for q in queries[:10]:  # first query typed into a loaded search page
             ctx = browser.new_context()
             page = ctx.new_page()
             before, after = [], []
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{m['typed_index_ms']:.0f} + {m['typed_excerpt_ms']:.0f}) "
               f"| {m['warm_ms']:.0f} ms (max {m['warm_ms_max']:.0f}) "
               f"| {m['index_kb']:.0f} KB in {m['index_files']} files |")
-    print(f"\nmedians over {len(queries)} queries (first query: 5 cold browser contexts); "
+    print(f"\nmedians over {len(queries)} queries (page opened with ?q=: 5 fresh browser contexts; first typed query: 10); "
           "time = from the keystroke or submit to rendered results, measured in the page; "
           "the search engine (wasm, pagefind.js) loads, and one warm-up search runs, when "
           "the page opens")
