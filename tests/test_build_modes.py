@@ -124,6 +124,20 @@ def test_a_glossary_edit_reaches_every_page_that_names_the_term(sources, tmp_pat
     assert [f for f in full if inc.get(f) != full[f]] == []
 
 
+def test_a_tag_dropped_from_the_vocabulary_fails_the_next_incremental_build(sources, tmp_path):
+    """Front matter is checked against data/tags.yaml when a page is read: a
+    vocabulary edit makes every page be read again, not only the edited ones."""
+    out = tmp_path / "html"
+    build(sources, out)
+    tags = sources / "data/tags.yaml"
+    tags.write_text(tags.read_text(encoding="utf-8").replace("mixed-precision: 混合精度\n", ""),
+                    encoding="utf-8")
+    proc = sphinx_build(sources / "docs", out, conf=sources)
+    assert proc.returncode != 0
+    assert re.search(r"docs/training/llm-training-10-tips\.md:\d+: WARNING: KB\d+ .*mixed-precision",
+                     proc.stderr), proc.stderr
+
+
 def test_a_failed_background_index_fails_the_next_build(sources, tmp_path):
     out = tmp_path / "html"
     build(sources, out)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -175,8 +176,23 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
         app.env.kb_pages[docname] = data
 
 
+# What validation reads besides the page: when one changes, every page is
+# read (and validated) again.
+VALIDATION_DATA = ("tags.yaml", "guides.yaml", "front-matter.schema.json")
+
+
+def on_config_inited(app, config) -> None:
+    digest = hashlib.sha256()
+    for name in VALIDATION_DATA:
+        path = Path(config.kb_data_dir) / name
+        digest.update(name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+    config.kb_validation_data_digest = digest.hexdigest()
+
+
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_data_dir", "data", "env", types=[str])
+    app.add_config_value("kb_validation_data_digest", "", "env", types=[str])
+    app.connect("config-inited", on_config_inited)
     per_document(app, "kb_pages", shown_in_listings=True)
     app.connect("source-read", on_source_read)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
