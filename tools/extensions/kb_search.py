@@ -68,8 +68,11 @@ def not_indexed_classes(confdir: Path) -> frozenset[str]:
     path = confdir / "pagefind.yml"
     if not path.exists():
         return frozenset()
-    selectors = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("exclude_selectors", [])
-    return frozenset(s[1:] for s in selectors if re.fullmatch(r"\.[\w-]+", s))
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    selectors = config.get("exclude_selectors") if isinstance(config, dict) else None
+    if not isinstance(selectors, list):  # Pagefind reports a bad config when it runs
+        return frozenset()
+    return frozenset(s[1:] for s in selectors if isinstance(s, str) and re.fullmatch(r"\.[\w-]+", s))
 
 
 def _page_title(node: nodes.Node) -> bool:
@@ -181,11 +184,14 @@ def load_aliases(data_dir: Path) -> list[dict]:
 
 
 def on_config_inited(app, config) -> None:
-    """Pages carry the glossary's names (AliasMarks): a changed glossary
-    makes every page be written again (an "html" config value)."""
-    path = Path(config.kb_data_dir) / "glossary.yaml"
-    config.kb_search_alias_digest = (
-        hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "")
+    """Pages carry the glossary's names (AliasMarks) outside the parts
+    pagefind.yml excludes: a change to either file makes every page be
+    written again (an "html" config value)."""
+    digest = hashlib.sha256()
+    for path in (Path(config.kb_data_dir) / "glossary.yaml", Path(app.confdir) / "pagefind.yml"):
+        digest.update(path.read_bytes() if path.exists() else b"")
+        digest.update(b"\0")
+    config.kb_search_alias_digest = digest.hexdigest()
 
 
 def on_builder_inited(app) -> None:
