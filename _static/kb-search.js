@@ -209,9 +209,13 @@ export function showAliases(excerpt) {
   return excerpt.replace(ALIAS_MARKS, (whole, inner, head, offset, all) => {
     const before = all.slice(0, offset);
     const after = all.slice(offset + whole.length);
-    const matched = (inner ?? head).split("｜")
+    const names = (inner ?? head).split("｜")
       .map((n) => n.trim().replace(/\s+<\/mark>$/, "</mark>"))
       .filter((n) => n.includes("<mark>"));
+    // the names the query matched as a whole (ZeRO-3, not every name with
+    // "zero" in it), else those it matched in part
+    const complete = names.filter((n) => !/[\p{L}\p{N}]/u.test(n.replace(/<mark>.*?<\/mark>/g, "")));
+    const matched = complete.length ? complete : names;
     if (matched.length && !/<\/mark>\s*$/.test(before)) return `（${matched.join("、")}）`;
     // "use AMP ⟦ … ⟧ to train": keep one space between Latin words
     const plain = (text) => text.replace(/<\/?mark>/g, "");

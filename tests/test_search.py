@@ -96,6 +96,10 @@ def test_a_page_found_through_another_name_says_which(page, server):
     # a query that names the term itself: its other names stay out of the excerpt
     results_for(page, server, "梯度爆炸")
     assert "exploding" not in page.locator("[data-search-result]").first.inner_text()
+    # of the other names, those the query matched as a whole
+    results_for(page, server, "ZeRO-3")
+    excerpts = " ".join(page.locator("[data-search-result] .kb-search-excerpt").all_inner_texts())
+    assert "ZeRO-3）" in excerpts and "Zero Redundancy Optimizer" not in excerpts, excerpts
     assert page.console_errors == [] and page.foreign_requests == []
 
 
