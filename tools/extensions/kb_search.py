@@ -80,12 +80,14 @@ def _page_title(node: nodes.Node) -> bool:
             and isinstance(node.parent.parent, nodes.document))
 
 
+LATIN = re.compile(r"[A-Za-z0-9]")
+
+
 def _edge(name: str, pattern: str) -> str:
     """A name that starts or ends with a Latin letter or digit matches only as
     a whole word there (TP is not the end of HTTP)."""
-    ascii_word = re.compile(r"[A-Za-z0-9]")
-    before = r"(?<![A-Za-z0-9])" if ascii_word.match(name[0]) else ""
-    after = r"(?![A-Za-z0-9])" if ascii_word.match(name[-1]) else ""
+    before = r"(?<![A-Za-z0-9])" if LATIN.match(name[0]) else ""
+    after = r"(?![A-Za-z0-9])" if LATIN.match(name[-1]) else ""
     return before + pattern + after
 
 
@@ -128,7 +130,7 @@ class AliasMarks:
         return "".join(out)
 
 
-class HeadingIdTranslator(HTML5Translator):
+class IndexedPageTranslator(HTML5Translator):
     """Give each section heading its section's id (``<h2 id="…">``), and
     mark glossary terms' other names for the search index.
 
@@ -291,8 +293,8 @@ def setup(app) -> dict[str, Any]:
     app.setup_extension("kb_frontmatter")  # provides kb_data_dir
     app.add_config_value("kb_search_alias_digest", "", "html", types=[str])
     app.connect("config-inited", on_config_inited)
-    app.set_translator("html", HeadingIdTranslator)
-    app.set_translator("dirhtml", HeadingIdTranslator)
+    app.set_translator("html", IndexedPageTranslator)
+    app.set_translator("dirhtml", IndexedPageTranslator)
     app.connect("builder-inited", on_builder_inited)
     app.connect("html-page-context", on_page_context)
     app.connect("build-finished", on_build_finished)
