@@ -160,9 +160,11 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
   const query = stripQuestion(normalize(raw));
   if (!query) return { total: 0, top: [] };
   const start = performance.now();
-  const names = variants(query, groups).map(([q]) => squash(q)).filter((n) => n.length >= 2);
   let queries = [[query, 1]];
-  let ranked = await runAll(pagefind, queries);
+  const running = runAll(pagefind, queries);
+  // while Pagefind's worker searches: the names that earn a heading bonus
+  const names = variants(query, groups).map(([q]) => squash(q)).filter((n) => n.length >= 2);
+  let ranked = await running;
   if (ranked.length < FEW_RESULTS) {
     // Few pages hold every word: also look for the words apart, ranked lower.
     const loose = relaxed(query).map((q) => [q, 0.3]);
