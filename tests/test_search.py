@@ -103,6 +103,23 @@ def test_a_page_found_through_another_name_says_which(page, server):
     assert page.console_errors == [] and page.foreign_requests == []
 
 
+@pytest.mark.parametrize(("excerpt", "shown"), [
+    # the mention matched: its other names are dropped, spacing kept
+    ("用<mark>混合</mark><mark>精度 </mark>⟦ mixed precision ｜ AMP ⟧ 训练", "用<mark>混合</mark><mark>精度 </mark>训练"),
+    ("use AMP ⟦ 混合精度 ｜ mixed precision ⟧ to train", "use AMP to train"),
+    # only another name matched: it is shown in brackets
+    ("用混合精度 ⟦ <mark>mixed </mark><mark>precision </mark>｜ AMP ⟧ 训练",
+     "用混合精度（<mark>mixed </mark><mark>precision</mark>）训练"),
+    # cut off by the excerpt at its end, or at its start
+    ("用混合精度 ⟦ <mark>mixed </mark>precision ｜ A", "用混合精度（<mark>mixed </mark>precision）"),
+    ("precision ｜ <mark>AMP </mark>⟧ 训练", "（<mark>AMP</mark>）训练"),
+])
+def test_excerpts_show_names_as_readers_expect(page, server, excerpt, shown):
+    page.goto(f"{server}/search.html")
+    got = page.evaluate("async (e) => (await import('./_static/kb-search.js')).showAliases(e)", excerpt)
+    assert got == shown
+
+
 def test_more_results_on_request(page, server):
     """Six results at first; 显示更多结果 adds the next ones below, in rank
     order, without repeating any, and moves focus to the first new one."""
