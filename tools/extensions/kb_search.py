@@ -81,14 +81,44 @@ def _page_title(node: nodes.Node) -> bool:
 
 
 LATIN = re.compile(r"[A-Za-z0-9]")
+NOT_AFTER_LATIN = r"(?<![A-Za-z0-9])"
+NOT_BEFORE_LATIN = r"(?![A-Za-z0-9])"
 
 
-def _edge(name: str, pattern: str) -> str:
-    """A name that starts or ends with a Latin letter or digit matches only as
-    a whole word there (TP is not the end of HTTP)."""
-    before = r"(?<![A-Za-z0-9])" if LATIN.match(name[0]) else ""
-    after = r"(?![A-Za-z0-9])" if LATIN.match(name[-1]) else ""
-    return before + pattern + after
+def names_pattern(names: list[str]) -> re.Pattern | None:
+    """One regex that finds any of `names` in text: any case, any spacing
+    between words, the longest name where several start at one place, and a
+    name that starts or ends with a Latin letter or digit only as a whole
+    word there (TP is not the end of HTTP).
+
+    Built as a trie (名 → 名称 | 名字): a plain alternation of ~150 names
+    tries every name at every character and costs seconds over 1,000 pages.
+    """
+    trie: dict = {}
+    for name in names:
+        node = trie
+        for char in " ".join(name.lower().split()):
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict, via: str) -> str:
+        alts = [(r"\s*" if char == " " else re.escape(char)) + branch(child, char)
+                for char, child in sorted(node.items()) if char]
+        if "" in node:  # a name ends here; longer names are tried first
+            alts.append(NOT_BEFORE_LATIN if LATIN.match(via) else "")
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    def starting_with(chars: list[str]) -> str:
+        # a place where none of these names starts is passed over at once
+        first = "".join(re.escape(c) for c in sorted({c for char in chars for c in (char, char.upper())}))
+        alts = "|".join(re.escape(char) + branch(trie[char], char) for char in chars)
+        return f"(?=[{first}])(?:{alts})"
+
+    latin = sorted(char for char in trie if LATIN.match(char))
+    other = sorted(char for char in trie if not LATIN.match(char))
+    parts = ([NOT_AFTER_LATIN + starting_with(latin)] if latin else []) + (
+        [starting_with(other)] if other else [])
+    return re.compile("|".join(parts), re.IGNORECASE) if parts else None
 
 
 def _squash(name: str) -> str:
@@ -113,10 +143,7 @@ class AliasMarks:
                     self.marks[_squash(name)] = (
                         '<span class="kb-aka" hidden> ⟦ '
                         + " ｜ ".join(html.escape(n) for n in others) + " ⟧ </span>")
-        names.sort(key=len, reverse=True)  # longest name first
-        self.pattern = re.compile("|".join(
-            _edge(n, r"\s*".join(re.escape(w) for w in n.split())) for n in names),
-            re.IGNORECASE) if names else None
+        self.pattern = names_pattern(names)
 
     def add(self, text: str, encode=html.escape) -> str:
         """`text` as HTML (`encode`), each mention followed by its mark."""
