@@ -79,6 +79,9 @@ def test_result_contract_title_sections_and_highlight(page, server):
     page.goto(href)  # the section link lands on that heading
     anchor = urllib.parse.urlparse(href).fragment
     assert page.locator(f"[id='{anchor}']").inner_text().startswith("案例 3：梯度爆炸")
+    # the glossary names the page carries for the index are not shown to readers
+    assert page.locator(f"[id='{anchor}'] .kb-aka").count() == 1
+    assert "⟦" not in page.locator("article").inner_text()
 
 
 def test_a_page_found_through_another_name_says_which(page, server):
