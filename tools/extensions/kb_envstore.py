@@ -9,10 +9,17 @@ while reading there, and use it when writing.
 
 ``shown_in_listings=True`` declares that pages listing other pages (see
 ``kb_listings``) show this data: when it changes, they are written again.
+
+``rebuild_when_changed(app, name, "env", files)`` is for data files that
+every page depends on: a config value holding their digest, so that Sphinx
+reads ("env") or writes ("html") every page again when one of them changes.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 
@@ -48,3 +55,17 @@ def listing_inputs(app) -> list[str]:
 
 def setup(app) -> dict[str, Any]:
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def rebuild_when_changed(app, name: str, rebuild: str,
+                         files: Callable[[Any], Iterable[Path]]) -> None:
+    """Config value `name`: the digest of `files(app)`, set at config-inited."""
+    app.add_config_value(name, "", rebuild, types=[str])
+
+    def digest(app, config) -> None:
+        hashed = hashlib.sha256()
+        for path in files(app):
+            hashed.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+        setattr(config, name, hashed.hexdigest())
+
+    app.connect("config-inited", digest)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ import jsonschema
 import yaml
 from sphinx.util import logging
 
-from kb_envstore import per_document
+from kb_envstore import per_document, rebuild_when_changed
 
 logger = logging.getLogger(__name__)
 
@@ -181,18 +180,10 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
 VALIDATION_DATA = ("tags.yaml", "guides.yaml", "front-matter.schema.json")
 
 
-def on_config_inited(app, config) -> None:
-    digest = hashlib.sha256()
-    for name in VALIDATION_DATA:
-        path = Path(config.kb_data_dir) / name
-        digest.update(name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
-    config.kb_validation_data_digest = digest.hexdigest()
-
-
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_data_dir", "data", "env", types=[str])
-    app.add_config_value("kb_validation_data_digest", "", "env", types=[str])
-    app.connect("config-inited", on_config_inited)
+    rebuild_when_changed(app, "kb_validation_data_digest", "env",
+                         lambda app: (Path(app.config.kb_data_dir) / n for n in VALIDATION_DATA))
     per_document(app, "kb_pages", shown_in_listings=True)
     app.connect("source-read", on_source_read)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,

@@ -31,7 +31,6 @@ run ``npm ci``, as ``make html`` does.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import os
@@ -45,6 +44,7 @@ from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
 import kb_pagefind
+from kb_envstore import rebuild_when_changed
 
 logger = logging.getLogger(__name__)
 
@@ -212,17 +212,6 @@ def load_aliases(data_dir: Path) -> list[dict]:
     return [{"names": names(term), "def": term["def"]} for term in load_glossary(data_dir)]
 
 
-def on_config_inited(app, config) -> None:
-    """Pages carry the glossary's names (AliasMarks) outside the parts
-    pagefind.yml excludes: a change to either file makes every page be
-    written again (an "html" config value)."""
-    digest = hashlib.sha256()
-    for path in (Path(config.kb_data_dir) / "glossary.yaml", Path(app.confdir) / "pagefind.yml"):
-        digest.update(path.read_bytes() if path.exists() else b"")
-        digest.update(b"\0")
-    config.kb_search_alias_digest = digest.hexdigest()
-
-
 def on_builder_inited(app) -> None:
     if app.builder.format != "html":
         return
@@ -318,8 +307,10 @@ def on_build_finished(app, exception) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb_frontmatter")  # provides kb_data_dir
-    app.add_config_value("kb_search_alias_digest", "", "html", types=[str])
-    app.connect("config-inited", on_config_inited)
+    # Pages carry the glossary's names (AliasMarks) outside the parts
+    # pagefind.yml excludes: a change to either file writes every page again.
+    rebuild_when_changed(app, "kb_search_alias_digest", "html", lambda app: (
+        Path(app.config.kb_data_dir) / "glossary.yaml", Path(app.confdir) / "pagefind.yml"))
     app.set_translator("html", IndexedPageTranslator)
     app.set_translator("dirhtml", IndexedPageTranslator)
     app.connect("builder-inited", on_builder_inited)
