@@ -215,8 +215,10 @@ def load_aliases(data_dir: Path) -> list[dict]:
 def on_builder_inited(app) -> None:
     if app.builder.format != "html":
         return
+    # the glossary, read once per build: marks in the pages, groups for the search page
+    app.builder.kb_aliases = load_aliases(Path(app.config.kb_data_dir))
     app.builder.kb_alias_marks = AliasMarks(
-        [entry["names"] for entry in load_aliases(Path(app.config.kb_data_dir))],
+        [entry["names"] for entry in app.builder.kb_aliases],
         not_indexed_classes(Path(app.confdir)))
     app.builder.search = False  # Pagefind replaces Sphinx's index
     app.config.html_additional_pages["search"] = "search.html"
@@ -235,9 +237,9 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
     # Landing pages summarise the articles: they rank below the articles.
     context["kb_search_weight"] = "0.5" if pagename.split("/")[-1] == "index" else ""
     if pagename == "search":
-        aliases = load_aliases(Path(app.config.kb_data_dir))
-        for entry in aliases:
-            entry["url"] = app.builder.get_relative_uri("search", "glossary") + "#" + _term_id(app, entry)
+        glossary = app.builder.get_relative_uri("search", "glossary")
+        aliases = [{**entry, "url": f"{glossary}#{_term_id(app, entry)}"}
+                   for entry in app.builder.kb_aliases]
         # "</" cannot end the inline <script> early
         context["kb_search_aliases"] = json.dumps(aliases, ensure_ascii=False).replace("</", "<\\/")
 
