@@ -66,11 +66,11 @@ function prepared(group) {
   return PREPARED.get(group);
 }
 
-// Rewrites of `query` with glossary aliases: [query, weight] pairs. Not
+// The query and its rewrites with glossary aliases (at most 12). Not
 // searched (the index holds the aliases): pages titled with any of them rank
 // first.
 export function variants(query, groups) {
-  const out = new Map([[query, 1]]);
+  const out = new Set([query]);
   for (const group of groups) {
     const names = prepared(group).map(({ name }) => name);
     const hit = prepared(group)
@@ -78,14 +78,9 @@ export function variants(query, groups) {
       .map(({ name }) => name)
       .sort((a, b) => b.length - a.length)[0];
     if (!hit) continue;
-    const whole = hit === query;
-    for (const [base, weight] of [...out]) {
+    for (const base of [...out]) {
       for (const other of names) {
-        if (other === hit || out.size >= 12) continue;
-        const rewritten = normalize(replaceAlias(base, hit, other));
-        // A query that is just an alias is that concept: its other names count fully.
-        const w = weight * (whole ? 1 : 0.5);
-        if (!out.has(rewritten) || out.get(rewritten) < w) out.set(rewritten, w);
+        if (other !== hit && out.size < 12) out.add(normalize(replaceAlias(base, hit, other)));
       }
     }
   }
@@ -163,7 +158,7 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
   let queries = [[query, 1]];
   const running = runAll(pagefind, queries);
   // while Pagefind's worker searches: the names that earn a heading bonus
-  const names = variants(query, groups).map(([q]) => squash(q)).filter((n) => n.length >= 2);
+  const names = variants(query, groups).map(squash).filter((n) => n.length >= 2);
   let ranked = await running;
   if (ranked.length < FEW_RESULTS) {
     // Few pages hold every word: also look for the words apart, ranked lower.
