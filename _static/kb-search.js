@@ -139,12 +139,44 @@ function squash(text) {
   return normalize(text || "").replace(/[\s¶#]/g, "");
 }
 
-function headingBonus(data, names) {
+// How much of a (normalized) query a title holds, from 0 to 1: its Chinese
+// characters that lie in a two-character piece of the query found in the
+// title, and its Latin words found at the start of a word of the title
+// (each weighing as two characters). "推理服务成本" in "大模型推理成本拆解":
+// 推理 and 成本, 4 of 6. Pieces, not words: the browser's word segmenter
+// does not know 算力 or 芯片, and cuts them into single characters.
+export function titleCoverage(query, title) {
+  const text = normalize(title || "");
+  const chinese = text.replace(/\s/g, "");
+  let held = 0;
+  let total = 0;
+  for (const part of query.split(" ").filter(Boolean)) {
+    if (!HAS_CJK.test(part)) {
+      total += 2;
+      if (new RegExp(`(^|[^a-z0-9])${escapeRegExp(part)}`).test(text)) held += 2;
+      continue;
+    }
+    const covered = new Set();
+    for (let i = 0; i + 2 <= part.length; i++) {
+      if (chinese.includes(part.slice(i, i + 2))) covered.add(i).add(i + 1);
+    }
+    total += part.length;
+    held += covered.size;
+  }
+  return total ? held / total : 0;
+}
+
+// `want`: the query's rewrites with glossary names (variants) and, squashed,
+// the names that earn a heading bonus.
+function headingBonus(data, want) {
   const title = squash(data.meta.title);
   const sections = (data.sub_results || []).map((s) => squash(s.title));
-  if (names.some((n) => title.includes(n))) return 1.5;
-  if (names.some((n) => sections.some((s) => s.includes(n)))) return 1;
-  return 0;
+  if (want.names.some((n) => title.includes(n))) return 1.5;
+  // most of the query in the title, if not all of it in one piece
+  const cover = Math.max(0, ...want.rewrites.map((q) => titleCoverage(q, data.meta.title)));
+  const partial = cover >= 0.5 ? 1.5 * cover : 0;
+  if (want.names.some((n) => sections.some((s) => s.includes(n)))) return Math.max(1, partial);
+  return partial;
 }
 
 // Ranked results as [{result, data, score}] (data loaded for the top `limit`).
@@ -157,8 +189,9 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
   const start = performance.now();
   let queries = [[query, 1]];
   const running = runAll(pagefind, queries);
-  // while Pagefind's worker searches: the names that earn a heading bonus
-  const names = variants(query, groups).map(squash).filter((n) => n.length >= 2);
+  // while Pagefind's worker searches: what earns a heading bonus
+  const rewrites = variants(query, groups);
+  const want = { rewrites, names: rewrites.map(squash).filter((n) => n.length >= 2) };
   let ranked = await running;
   if (ranked.length < FEW_RESULTS) {
     // Few pages hold every word: also look for the words apart, ranked lower.
@@ -169,18 +202,18 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
     }
   }
   const searched = performance.now();
-  const top = await withData(ranked, 0, limit, names);
+  const top = await withData(ranked, 0, limit, want);
   performance.measure("kb-search: index", { start, end: searched });
   performance.measure("kb-search: excerpts", { start: searched, end: performance.now() });
-  return { total: ranked.length, top, names, ranked };
+  return { total: ranked.length, top, want, ranked };
 }
 
 // Results `from`…`from + count` of `ranked` with their data (title,
 // excerpt, sections), those titled with the query first.
-export async function withData(ranked, from, count, names) {
+export async function withData(ranked, from, count, want) {
   const batch = await Promise.all(ranked.slice(from, from + count).map(async (result, i) => {
     const data = await result.data();
-    return { result, data, score: result.kbScore + headingBonus(data, names), i };
+    return { result, data, score: result.kbScore + headingBonus(data, want), i };
   }));
   return batch.sort((a, b) => b.score - a.score || a.i - b.i);
 }
@@ -350,7 +383,7 @@ async function runQuery(raw, since = performance.now()) {
   if (results.total) {
     const list = document.createElement("ol");
     list.className = "kb-search-list";
-    for (const { data } of results.top) list.append(renderResult(data, ROOT_URL, results.names));
+    for (const { data } of results.top) list.append(renderResult(data, ROOT_URL, results.want.names));
     container.replaceChildren(...(term ? [renderTerm(term)] : []), list);
     showCount(status, results.total, results.top.length);
     if (results.total > results.top.length) container.append(moreButton(run, results, list, status));
@@ -375,9 +408,9 @@ function moreButton(run, results, list, status) {
   let shown = results.top.length;
   button.addEventListener("click", async () => {
     button.disabled = true;
-    const batch = await withData(results.ranked, shown, RESULTS_PER_PAGE, results.names);
+    const batch = await withData(results.ranked, shown, RESULTS_PER_PAGE, results.want);
     if (run !== newestRun) return; // a newer query replaced these results
-    const items = batch.map(({ data }) => renderResult(data, ROOT_URL, results.names));
+    const items = batch.map(({ data }) => renderResult(data, ROOT_URL, results.want.names));
     list.append(...items);
     shown += batch.length;
     showCount(status, results.total, shown);

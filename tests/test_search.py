@@ -123,6 +123,25 @@ def test_excerpts_show_names_as_readers_expect(page, server, excerpt, shown):
     assert got == shown
 
 
+@pytest.mark.parametrize(("query", "title", "share"), [
+    # 推理 and 成本 of 推理服务成本 are in the title, 服务 is not
+    ("推理服务成本", "大模型推理成本拆解：如何把每次调用成本降低 80%", 4 / 6),
+    # 算力 and 趋势 apart, with other words between them
+    ("算力趋势", "2026 年 AI 算力发展趋势分析", 1.0),
+    # Latin words as words, whatever the case
+    ("lpu gpu", "一文拆解英伟达 LPU", 0.5),
+    ("pu", "一文拆解英伟达 LPU", 0.0),
+    ("芯片对比", "一文拆解英伟达 LPU", 0.0),
+])
+def test_title_coverage(page, server, query, title, share):
+    """The heading bonus for a title that holds most of a query's words:
+    Pagefind's own title boost misses long Chinese titles."""
+    page.goto(f"{server}/search.html")
+    got = page.evaluate("async ([q, t]) => (await import('./_static/kb-search.js')).titleCoverage(q, t)",
+                        [query, title])
+    assert got == pytest.approx(share)
+
+
 def test_more_results_on_request(page, server):
     """Six results at first; 显示更多结果 adds the next ones below, in rank
     order, without repeating any, and moves focus to the first new one."""
