@@ -79,6 +79,26 @@ WAIT_FOR_RESULTS = """q => new Promise(resolve => {
 })"""
 
 
+# How fast this browser on this machine is right now, for reading the times
+# of one run against another: median ms of one small fetch (uncached, one
+# after another) and of a fixed piece of JavaScript work.
+MACHINE_PACE = """async () => {
+  const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+  const fetches = [], work = [];
+  for (let i = 0; i < 15; i++) {
+    const t = performance.now();
+    await (await fetch(`_static/kb.css?pace=${i}-${Math.random()}`, { cache: "no-store" })).text();
+    fetches.push(performance.now() - t);
+  }
+  for (let i = 0; i < 15; i++) {
+    const t = performance.now();
+    Array.from({ length: 100000 }, (_, k) => (k * 7919) % 100003).sort((a, b) => a - b);
+    work.push(performance.now() - t);
+  }
+  return [median(fetches), median(work)];
+}"""
+
+
 def wait_for_results(page, q: str) -> dict:
     ms, index_ms, excerpt_ms, paint_ms = page.evaluate(WAIT_FOR_RESULTS, q)
     return {"ms": ms, "index_ms": index_ms, "excerpt_ms": excerpt_ms, "painted_ms": ms + paint_ms}
@@ -140,6 +160,7 @@ def measure_site(site: Path, queries: list[str], rounds: int = 2) -> dict:
         wait_for_results(page, queries[0])
         for q in queries[1:]:  # warm: the index is loaded, type a new query
             warm.append(type_query(page, q))
+        machine = page.evaluate(MACHINE_PACE)
         ctx.close()
         browser.close()
     size, files = dir_size(site / "pagefind")
@@ -163,6 +184,7 @@ def measure_site(site: Path, queries: list[str], rounds: int = 2) -> dict:
         "typed_n": len(typed),
         "open_kb": statistics.median(open_bytes) / 1024,
         "index_kb": size / 1024, "index_files": files,
+        "fetch_ms": machine[0], "work_ms": machine[1],
     }
 
 
@@ -204,6 +226,10 @@ def main(argv: list[str] | None = None) -> int:
           "measured by the page; painted = until the frame that shows them; "
           "the search engine (wasm, pagefind.js) loads, and one warm-up search runs, when "
           "the page opens")
+    print("\nthis machine during the run (times swing by a fifth from hour to hour on a shared "
+          "2-core VM): " + "; ".join(
+              f"{name}: one small fetch {m['fetch_ms']:.1f} ms, fixed JS work {m['work_ms']:.1f} ms"
+              for name, m in rows))
     return 0
 
 
