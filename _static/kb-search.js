@@ -15,8 +15,9 @@
 const RESULTS_PER_PAGE = 6;
 const MAX_SUBRESULTS = 3;
 const FEW_RESULTS = 3;
-// Question words and particles that carry no topic (显存不够怎么办 → 显存不够).
-const QUESTION_WORDS = /怎么办|怎么样|怎么做|怎么|怎样|如何|为什么|为何|为啥|是什么|什么是|什么|有哪些|哪些|哪个|请问|是否|能否|可以吗|吗|呢|吧|啊|呀/g;
+// Question words and particles that carry no topic (显存不够怎么办 → 显存不够,
+// 利用率这么低 → 利用率 低).
+const QUESTION_WORDS = /怎么办|怎么样|怎么做|怎么|怎样|如何|为什么|为何|为啥|是什么|什么是|什么|有哪些|哪些|哪个|请问|是否|能否|可以吗|这么|那么|吗|呢|吧|啊|呀/g;
 const PUNCTUATION = /[？?！!。，,、；;：:“”"'‘’（）()《》<>【】\[\]]/g;
 const CJK = "\\u3400-\\u9fff\\uf900-\\ufaff";
 const HAS_CJK = new RegExp(`[${CJK}]`);
