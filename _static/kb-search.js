@@ -18,6 +18,10 @@ const FEW_RESULTS = 3;
 // Question words and particles that carry no topic (显存不够怎么办 → 显存不够,
 // 利用率这么低 → 利用率 低).
 const QUESTION_WORDS = /怎么办|怎么样|怎么做|怎么|怎样|如何|为什么|为何|为啥|是什么|什么是|什么|有哪些|哪些|哪个|请问|是否|能否|可以吗|这么|那么|吗|呢|吧|啊|呀/g;
+// "How do I <verb>" with a verb that says how the question is asked, not
+// what it is about: 学习率怎么设置 is about 学习率, and the pages on it need
+// not say 设置 (Pagefind keeps only pages with every word).
+const HOW_TO = /(?:怎么|怎样|如何)(?:设置|设定|配置|调整|选择|挑选|解决|处理|应对|排查|使用|用|弄|搞)/g;
 const PUNCTUATION = /[？?！!。，,、；;：:“”"'‘’（）()《》<>【】\[\]]/g;
 const CJK = "\\u3400-\\u9fff\\uf900-\\ufaff";
 const HAS_CJK = new RegExp(`[${CJK}]`);
@@ -37,7 +41,7 @@ export function normalize(query) {
 }
 
 export function stripQuestion(query) {
-  const stripped = query.replace(QUESTION_WORDS, " ").replace(/\s+/g, " ").trim();
+  const stripped = query.replace(HOW_TO, " ").replace(QUESTION_WORDS, " ").replace(/\s+/g, " ").trim();
   return stripped || query;
 }
 

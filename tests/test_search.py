@@ -142,6 +142,22 @@ def test_title_coverage(page, server, query, title, share):
     assert got == pytest.approx(share)
 
 
+@pytest.mark.parametrize(("query", "topic"), [
+    ("显存不够怎么办", "显存不够"),
+    ("为什么 gpu 利用率这么低", "gpu 利用率 低"),
+    # a generic verb after the question word goes with it, a topical one stays
+    ("学习率怎么设置", "学习率"),
+    ("如何选择 gpu", "gpu"),
+    ("怎么搭建训练平台", "搭建训练平台"),
+    # nothing but question words: the query is kept as typed
+    ("如何设置", "如何设置"),
+])
+def test_question_words_leave_the_topic(page, server, query, topic):
+    page.goto(f"{server}/search.html")
+    got = page.evaluate("async (q) => (await import('./_static/kb-search.js')).stripQuestion(q)", query)
+    assert got == topic
+
+
 def test_more_results_on_request(page, server):
     """Six results at first; 显示更多结果 adds the next ones below, in rank
     order, without repeating any, and moves focus to the first new one."""
