@@ -69,8 +69,9 @@ def page(browser, server):
     pg = context.new_page()
     pg.console_errors = []
     pg.foreign_requests = []
-    pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(
-        f"{m.text} ({m.location.get('url', '')})"))
+    # errors, and the search page's warning that it fell back to a slower path
+    pg.on("console", lambda m: (m.type == "error" or m.text.startswith("kb-search:"))
+          and pg.console_errors.append(f"{m.text} ({m.location.get('url', '')})"))
     pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
     pg.on("request", lambda r: r.url.startswith(server) or r.url.startswith("data:")
           or pg.foreign_requests.append(r.url))

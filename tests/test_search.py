@@ -158,6 +158,62 @@ def test_question_words_leave_the_topic(page, server, query, topic):
     assert got == topic
 
 
+ZWS = "\u200b"
+# A fragment as Pagefind stores it: page text cut into words by zero-width
+# spaces, and the anchors (ids) with the word each starts at.
+FRAGMENT = {
+    "url": "/p.html", "meta": {"title": "页面标题"},
+    "content": ZWS.join(["引言 ", "a<b ", "梯度 ", "很", "重要", "。",
+                         "二、", "梯度", "爆炸 ", "现象 ", "loss ", "NaN",
+                         "处理 ", "梯度", "裁剪"]),
+    "anchors": [{"element": "h2", "id": "grad", "text": "二、梯度爆炸", "location": 6},
+                {"element": "span", "id": "x", "text": "", "location": 9},
+                {"element": "h3", "id": "fix", "text": "处理", "location": 12}],
+}
+
+
+def page_excerpts(page, server, fragment, locations):
+    page.goto(f"{server}/search.html")
+    return page.evaluate("async ([f, l]) => (await import('./_static/kb-search.js')).pageExcerpts(f, l)",
+                         [fragment, locations])
+
+
+def test_excerpts_and_sections_from_a_fragment(page, server):
+    """What the results show of a page, cut from its Pagefind fragment: the
+    sections with matches (text before the first heading goes under the page
+    title; anchors without text are not sections), each with its excerpt."""
+    data = page_excerpts(page, server, FRAGMENT, [13, 2, 8, 7])
+    subs = [(s["title"], s["url"], s["locations"], s["terms"]) for s in data["sub_results"]]
+    assert subs == [("页面标题", "/p.html", [2], 1), ("二、梯度爆炸", "/p.html#grad", [7, 8], 2),
+                    ("处理", "/p.html#fix", [13], 1)]
+    assert data["sub_results"][1]["excerpt"] == "二、<mark>梯度</mark><mark>爆炸 </mark>现象 loss NaN"
+    # page text is escaped; only the marks are markup
+    assert data["excerpt"].startswith("引言 a&lt;b <mark>梯度 </mark>很重要。")
+    assert data["url"] == "/p.html" and data["meta"]["title"] == "页面标题"
+
+
+def test_excerpt_shows_where_most_query_words_meet(page, server):
+    """On a long page the excerpt is 40 words around the matches: where the
+    most different query words meet, before where one word recurs."""
+    words = [f"w{i} " for i in range(200)]
+    for at in (20, 22, 24, 120):
+        words[at] = "梯度"
+    words[121] = "爆炸"
+    data = page_excerpts(page, server, {**FRAGMENT, "content": " ".join(words), "anchors": []},
+                         [20, 22, 24, 120, 121])
+    shown = re.sub(r"</?mark>", "", data["excerpt"]).split()
+    assert len(shown) == 40 and "爆炸" in shown and "w20" not in shown, shown
+    assert data["excerpt"].count("<mark>") == 2
+
+
+def test_a_fragment_that_does_not_load_falls_back_to_pagefind(page, server):
+    page.goto(f"{server}/search.html")
+    got = page.evaluate("""async () => (await import('./_static/kb-search.js')).pageData(
+        {id: 'zh-cn_missing', words: [0], data: async () => ({url: 'from Pagefind'})})""")
+    assert got == {"url": "from Pagefind"}
+    assert any("kb-search: fragment zh-cn_missing" in e for e in page.console_errors)
+
+
 def test_more_results_on_request(page, server):
     """Six results at first; 显示更多结果 adds the next ones below, in rank
     order, without repeating any, and moves focus to the first new one."""
