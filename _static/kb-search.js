@@ -245,11 +245,19 @@ export async function pageData(result) {
 async function loadFragment(id) {
   const response = await fetch(new URL(`pagefind/fragment/${id}.pf_fragment`, ROOT_URL));
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
-  // A fragment is a gzip file, served as it is; a server that sends it with
-  // Content-Encoding: gzip has the browser decompress it already.
-  const text = response.headers.has("content-encoding")
-    ? await response.text()
-    : await new Response(response.body.pipeThrough(new DecompressionStream("gzip"))).text();
+  // A fragment is a gzip file, decompressed here. A server that sends it with
+  // a Content-Encoding has the browser undo that first: what is left may be
+  // the file, or its content already.
+  let body = response.body;
+  if (response.headers.has("content-encoding")) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return parseFragment(new TextDecoder().decode(bytes));
+    body = new Response(bytes).body;
+  }
+  return parseFragment(await new Response(body.pipeThrough(new DecompressionStream("gzip"))).text());
+}
+
+function parseFragment(text) {
   if (!text.startsWith(FRAGMENT_SIGNATURE)) throw new Error("not a Pagefind fragment");
   return JSON.parse(text.slice(FRAGMENT_SIGNATURE.length));
 }

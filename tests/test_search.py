@@ -8,12 +8,18 @@ any query whose expected page is not in the top 3.
 
 from __future__ import annotations
 
+import functools
+import gzip
+import http.server
 import re
+import threading
 import urllib.parse
 from pathlib import Path
 
 import pytest
 import yaml
+
+from local_site import QuietHandler
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
@@ -204,6 +210,36 @@ def test_excerpt_shows_where_most_query_words_meet(page, server):
     shown = re.sub(r"</?mark>", "", data["excerpt"]).split()
     assert len(shown) == 40 and "爆炸" in shown and "w20" not in shown, shown
     assert data["excerpt"].count("<mark>") == 2
+
+
+@pytest.mark.parametrize("twice", [False, True], ids=["decoded", "compressed-again"])
+def test_fragments_sent_with_a_content_encoding(page, twice):
+    """A host may send Pagefind's fragments (gzip files) with Content-Encoding:
+    gzip, the file being the encoded content, or compressed once more. The
+    results show their excerpts either way, without falling back."""
+    class Recoding(QuietHandler):
+        def do_GET(self):
+            if not self.path.endswith(".pf_fragment"):
+                return super().do_GET()
+            stored = (Path(self.directory) / self.path.lstrip("/")).read_bytes()
+            body = gzip.compress(stored) if twice else stored
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    handler = functools.partial(Recoding, directory=str(ROOT / "_build" / "html"))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        rows = results_for(page, f"http://127.0.0.1:{httpd.server_address[1]}", "梯度爆炸")
+    finally:
+        httpd.shutdown()
+    assert rows[0]["title"].startswith("LLM 训练故障排查手册")
+    assert "<mark>" in page.locator("[data-search-result] .kb-search-excerpt").first.inner_html()
+    assert page.console_errors == []
 
 
 def test_a_fragment_that_does_not_load_falls_back_to_pagefind(page, server):
