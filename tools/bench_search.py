@@ -17,8 +17,9 @@ chromium (Playwright, no downloaded browser):
 Times are the page's own (``data-search-ms``, from the input event to
 ``[data-search-done]``). A typed query is sent and waited for inside the
 page, in one call, with nothing listening to the page meanwhile, so that on
-a small machine the benchmark does not slow down what it measures; the
-bytes of typed queries are counted in a separate, untimed pass.
+a small machine the benchmark does not slow down what it measures. Bytes are
+counted by the local server (headers and bodies it sent), which also sees
+the requests of Pagefind's worker, its own script included.
 
 Prints a Markdown table. Asserts nothing: numbers belong in notes.
 
@@ -126,20 +127,33 @@ def type_query(page, q: str) -> dict:
     return timings(page.evaluate(TYPE_QUERY, q))
 
 
-def open_search_page(browser, base: str, requests: list | None = None):
-    """A fresh context (cold cache) with search.html loaded and its engine
-    ready; with `requests`, every finished request is appended to it."""
+def open_search_page(browser, base: str):
+    """A fresh context (cold cache) with search.html loaded and its engine ready."""
     ctx = browser.new_context()
     page = ctx.new_page()
-    if requests is not None:
-        page.on("requestfinished", lambda request: requests.append(request))
     page.goto(f"{base}/search.html")
     page.wait_for_selector("#search-results[data-search-ready]", state="attached", timeout=60_000)
     return ctx, page
 
 
-def pagefind_bytes(requests) -> int:
-    return sum(r.sizes()["responseBodySize"] for r in requests if "/pagefind/" in r.url)
+# Pagefind's index, fragments and wasm are gzip files already; JavaScript and
+# JSON are what a compressing server (GitHub Pages) would shrink.
+PACKED = (".pf_index", ".pf_fragment", ".pf_meta", ".pagefind")
+
+
+def search_bytes(site: Path, served: list) -> tuple[int, int]:
+    """Bytes the server sent for the search (Pagefind's files, the worker's
+    requests included, and our search script): as sent, and as a compressing
+    server would send the bodies. Empties `served`."""
+    sent = compressed = 0
+    for path, size in served:
+        if "/pagefind/" not in path and not path.endswith("/kb-search.js"):
+            continue
+        body = (site / urllib.parse.unquote(path).lstrip("/")).read_bytes()
+        sent += size
+        compressed += len(body) if path.endswith(PACKED) else len(gzip.compress(body, 6))
+    served.clear()
+    return sent, compressed
 
 
 def measure_site(site: Path, queries: list[str], rounds: int = 2) -> dict:
@@ -147,42 +161,27 @@ def measure_site(site: Path, queries: list[str], rounds: int = 2) -> dict:
 
     cold_bytes, cold_gzip, cold, warm, typed = [], [], [], [], []
     typed_bytes, open_bytes = [], []
-    with sync_playwright() as pw, serve(site) as base:
+    served = []  # what the server sent: counted there, so nothing listens to the page
+    with sync_playwright() as pw, serve(site, served) as base:
         browser = launch(pw)
-        for q in queries[:5]:  # cold: a fresh browser context each time
+        for q in queries:  # cold: a fresh browser context each time
             ctx = browser.new_context()
             page = ctx.new_page()
-            responses = []
-            page.on("requestfinished", lambda r: responses.append(r))
+            served.clear()
             page.goto(f"{base}/search.html?q={urllib.parse.quote(q)}")
             cold.append(wait_for_results(page, q))
-            search_bytes = compressed = 0
-            for r in responses:
-                if "/pagefind/" in r.url or r.url.endswith("kb-search.js"):
-                    sizes = r.sizes()
-                    search_bytes += sizes["responseBodySize"] + sizes["responseHeadersSize"]
-                    body = r.response().body() if r.response() else b""
-                    # Pagefind's index, fragments and wasm are gzip files already;
-                    # JavaScript and JSON are what a compressing server would shrink.
-                    packed = r.url.split("?")[0].endswith((".pf_index", ".pf_fragment", ".pf_meta", ".pagefind"))
-                    compressed += len(body) if packed else len(gzip.compress(body, 6))
-            cold_bytes.append(search_bytes)
-            cold_gzip.append(compressed)
             ctx.close()
-        # first query typed into a loaded search page: every query, `rounds`
-        # times, with nothing listening; then once more each, counting bytes
+            sent, compressed = search_bytes(site, served)
+            cold_bytes.append(sent)
+            cold_gzip.append(compressed)
+        # first query typed into a loaded search page: every query, `rounds` times
         for q in queries * rounds:
+            served.clear()
             ctx, page = open_search_page(browser, base)
+            open_bytes.append(search_bytes(site, served)[0])
             typed.append(type_query(page, q))
             ctx.close()
-        for q in queries:
-            requests = []
-            ctx, page = open_search_page(browser, base, requests)
-            open_bytes.append(pagefind_bytes(requests))
-            requests.clear()
-            type_query(page, q)
-            typed_bytes.append(pagefind_bytes(requests))
-            ctx.close()
+            typed_bytes.append(search_bytes(site, served)[0])
         ctx = browser.new_context()
         page = ctx.new_page()
         page.goto(f"{base}/search.html?q={urllib.parse.quote(queries[0])}")
@@ -202,7 +201,7 @@ def measure_site(site: Path, queries: list[str], rounds: int = 2) -> dict:
 
     return {
         "first_kb": statistics.median(cold_bytes) / 1024, "first_kb_max": max(cold_bytes) / 1024,
-        "first_gzip_kb": statistics.median(cold_gzip) / 1024,
+        "first_gzip_kb": statistics.median(cold_gzip) / 1024, "first_gzip_kb_max": max(cold_gzip) / 1024,
         "first_ms": median(cold),
         "warm_ms": median(warm), "warm_ms_p75": quartile(warm),
         "typed_ms": median(typed), "typed_ms_p75": quartile(typed),
@@ -237,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         kb = make_kb(args.articles, Path(tmp) / f"kb{args.articles}")
         build(kb, kb / "_build")
         rows.append((f"{args.articles} articles", measure_site(kb / "_build", queries, args.rounds)))
-    print("| site | page opened with ?q=: transfer (as served / gzip) | its time "
+    print("| site | page opened with ?q=: transfer gzip, as GitHub Pages sends it (max) "
+          "/ uncompressed (max) | its time "
           "| search page opened empty: engine + warm-up transfer "
           "| first query typed on the loaded page: transfer, time to results (p75; "
           "Pagefind search + excerpts), to results painted "
@@ -245,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
           "| index on disk |")
     print("|---|---|---|---|---|---|---|")
     for name, m in rows:
-        print(f"| {name} | {m['first_kb']:.0f} KB (max {m['first_kb_max']:.0f}) / {m['first_gzip_kb']:.0f} KB "
+        print(f"| {name} | {m['first_gzip_kb']:.0f} KB (max {m['first_gzip_kb_max']:.0f}) "
+              f"/ {m['first_kb']:.0f} KB (max {m['first_kb_max']:.0f}) "
               f"| {m['first_ms']:.0f} ms | {m['open_kb']:.0f} KB "
               f"| {m['typed_kb']:.0f} KB, {m['typed_ms']:.0f} ms (p75 {m['typed_ms_p75']:.0f}; "
               f"{m['typed_index_ms']:.0f} + {m['typed_excerpt_ms']:.0f}), painted {m['typed_painted_ms']:.0f} ms "
@@ -253,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
               f"| {m['index_kb']:.0f} KB in {m['index_files']} files |")
     n = rows[0][1]["typed_n"]
     print(f"\nmedians over {len(queries)} queries spread over tests/search_queries.yaml "
-          f"(page opened with ?q=: the first 5, each in a fresh browser context; "
+          f"(page opened with ?q=: each once, in a fresh browser context; "
           f"first typed query: {n}, each in a fresh context); "
           "time to results = from the input event to the results in the page ([data-search-done]), "
           "measured by the page; painted = until the frame that shows them; "

@@ -25,10 +25,28 @@ CHROMIUM_ARGS = [
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files, no request log, and the site's 404.html for a missing path."""
+    """Static files, no request log, and the site's 404.html for a missing path.
+
+    With `served` set to a list, each file sent is appended to it as
+    (URL path, bytes sent: headers and body): what the browser downloaded,
+    its workers' requests included, which Playwright's request events miss.
+    """
+
+    served: list | None = None
 
     def log_message(self, *args) -> None:
         pass
+
+    def end_headers(self) -> None:
+        self.header_bytes = sum(len(chunk) for chunk in getattr(self, "_headers_buffer", []))
+        super().end_headers()
+
+    def copyfile(self, source, outputfile) -> None:
+        start = source.tell()
+        super().copyfile(source, outputfile)
+        if self.served is not None:
+            path = self.path.split("?")[0]
+            self.served.append((path, getattr(self, "header_bytes", 0) + source.tell() - start))
 
     def send_error(self, code, message=None, explain=None):
         page = Path(self.directory) / "404.html"
@@ -44,9 +62,11 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """Serve `directory` on a free port; yields the base URL."""
-    handler = functools.partial(QuietHandler, directory=str(directory))
+def serve(directory: Path, served: list | None = None) -> Iterator[str]:
+    """Serve `directory` on a free port; yields the base URL. With `served`,
+    every file sent is appended to it (QuietHandler.served)."""
+    handler = functools.partial(type("Handler", (QuietHandler,), {"served": served}),
+                                directory=str(directory))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
