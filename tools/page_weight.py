@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import sys
+import urllib.parse
 from collections import defaultdict
 from pathlib import Path
 
@@ -22,7 +23,11 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from local_site import launch, serve  # noqa: E402
 
-KINDS = {"document": "html", "stylesheet": "css", "script": "js", "font": "fonts"}
+KINDS = {".html": "html", ".css": "css", ".js": "js", ".mjs": "js",
+         ".woff": "fonts", ".woff2": "fonts", ".ttf": "fonts", ".otf": "fonts"}
+# sent as they are by a compressing server: compressed already
+PACKED = (".woff", ".woff2", ".png", ".jpg", ".jpeg", ".webp", ".gif",
+          ".pf_index", ".pf_fragment", ".pf_meta", ".pagefind")
 
 
 def page_type(rel: str, html: str) -> str:
@@ -41,7 +46,8 @@ def weigh(site: Path) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
     rows = []
-    with sync_playwright() as pw, serve(site) as base:
+    served = []  # (path, bytes) the server sent, workers' requests included
+    with sync_playwright() as pw, serve(site, served) as base:
         browser = launch(pw)
         for path in sorted(site.rglob("*.html")):
             rel = path.relative_to(site).as_posix()
@@ -49,24 +55,23 @@ def weigh(site: Path) -> list[dict]:
                 continue
             ctx = browser.new_context()
             pg = ctx.new_page()
-            done = []
-            pg.on("requestfinished", lambda req: done.append(req))
+            served.clear()
             pg.goto(f"{base}/{rel}")
             pg.wait_for_load_state("networkidle")
+            ctx.close()
             sizes = defaultdict(int)
-            for req in done:
-                kind = KINDS.get(req.resource_type, "other")
-                if req.url.endswith((".woff", ".woff2", ".ttf", ".otf")):
-                    kind = "fonts"
-                sizes[kind] += req.sizes()["responseBodySize"]
-                response = req.response()
-                body = response.body() if response else b""
+            for url_path, size in served:
+                file = site / urllib.parse.unquote(url_path).lstrip("/")
+                if file.is_dir():
+                    file = file / "index.html"
+                kind = KINDS.get(file.suffix, "other")
+                sizes[kind] += size
+                body = file.read_bytes()
                 # what a server that compresses text (as GitHub Pages does) would send
-                sizes["gzip"] += len(gzip.compress(body, 6)) if kind != "fonts" else len(body)
+                sizes["gzip"] += len(body) if file.name.endswith(PACKED) else len(gzip.compress(body, 6))
             total = sum(v for k, v in sizes.items() if k != "gzip")
             rows.append({"page": rel, "type": page_type(rel, path.read_text(encoding="utf-8")),
                          **sizes, "total": total})
-            ctx.close()
         browser.close()
     return rows
 
@@ -89,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{kb(top.get('other', 0))} | {kb(top['total'])} | {kb(top.get('gzip', 0))} |")
     heaviest = max(rows, key=lambda r: r["total"])
     print(f"\nheaviest page: {heaviest['page']} ({kb(heaviest['total'])}); "
-          "bytes are response bodies as served (uncompressed), cold cache; "
-          "gzip: the same bodies compressed at level 6")
+          "bytes are what the local server sent (headers and bodies, uncompressed, "
+          "workers' requests included), cold cache; "
+          "gzip: the bodies as a compressing server sends them (text at level 6)")
     return 0
 
 
