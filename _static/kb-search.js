@@ -287,8 +287,9 @@ function densest(words, locations, from, to, length) {
   return Math.max(from, Math.min(to - length, start));
 }
 
-// words[from…to) around its matches, escaped, the matches in <mark>.
-function excerptOf(words, locations, from, to) {
+// words[from…to) around its matches, escaped, the matches in <mark>, joined
+// by `joiner`.
+function excerptOf(words, joiner, locations, from, to) {
   const length = Math.min(EXCERPT_WORDS, to - from);
   const start = densest(words, locations, from, to, length);
   const marked = new Set(locations);
@@ -297,7 +298,7 @@ function excerptOf(words, locations, from, to) {
     const word = escapeHtml(words[i]);
     out.push(marked.has(i) ? `<mark>${word}</mark>` : word);
   }
-  return out.join(words.joiner).trim();
+  return out.join(joiner).trim();
 }
 
 // What the page uses of Pagefind's result.data(): url, meta, excerpt and
@@ -309,7 +310,7 @@ export function pageExcerpts(fragment, locations) {
   // Chinese pages are stored cut into words with zero-width spaces
   const zws = content.includes("\u200B");
   const words = zws ? content.split("\u200B") : content.split(/[^\S\uFEFF]+/);
-  words.joiner = zws ? "" : " ";
+  const joiner = zws ? "" : " ";
   const sorted = locations.filter((at) => at < words.length).sort((a, b) => a - b);
   const anchors = (fragment.anchors || [])
     .filter((a) => /\S/.test(a.title || "") || (/^h\d$/i.test(a.element) && /\S/.test(a.text || "")))
@@ -328,12 +329,12 @@ export function pageExcerpts(fragment, locations) {
     subResults.push({
       title: section.title, url: section.url, locations: inside,
       terms: new Set(inside.map((at) => wordKey(words[at]))).size,
-      excerpt: excerptOf(words, inside, section.from, to),
+      excerpt: excerptOf(words, joiner, inside, section.from, to),
     });
   });
   return {
     url: fragment.url, meta: fragment.meta || {}, sub_results: subResults,
-    excerpt: excerptOf(words, sorted, 0, words.length),
+    excerpt: excerptOf(words, joiner, sorted, 0, words.length),
   };
 }
 

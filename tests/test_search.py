@@ -8,18 +8,15 @@ any query whose expected page is not in the top 3.
 
 from __future__ import annotations
 
-import functools
 import gzip
-import http.server
 import re
-import threading
 import urllib.parse
 from pathlib import Path
 
 import pytest
 import yaml
 
-from local_site import QuietHandler
+from local_site import QuietHandler, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
@@ -230,13 +227,8 @@ def test_fragments_sent_with_a_content_encoding(page, twice):
             self.end_headers()
             self.wfile.write(body)
 
-    handler = functools.partial(Recoding, directory=str(ROOT / "_build" / "html"))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        rows = results_for(page, f"http://127.0.0.1:{httpd.server_address[1]}", "梯度爆炸")
-    finally:
-        httpd.shutdown()
+    with serve(ROOT / "_build" / "html", handler_class=Recoding) as base:
+        rows = results_for(page, base, "梯度爆炸")
     assert rows[0]["title"].startswith("LLM 训练故障排查手册")
     assert "<mark>" in page.locator("[data-search-result] .kb-search-excerpt").first.inner_html()
     assert page.console_errors == []

@@ -62,10 +62,11 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(directory: Path, served: list | None = None) -> Iterator[str]:
+def serve(directory: Path, served: list | None = None,
+          handler_class: type[QuietHandler] = QuietHandler) -> Iterator[str]:
     """Serve `directory` on a free port; yields the base URL. With `served`,
     every file sent is appended to it (QuietHandler.served)."""
-    handler = functools.partial(type("Handler", (QuietHandler,), {"served": served}),
+    handler = functools.partial(type("Handler", (handler_class,), {"served": served}),
                                 directory=str(directory))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
