@@ -23,8 +23,14 @@ the requests of Pagefind's worker, its own script included.
 
 Prints a Markdown table. Asserts nothing: numbers belong in notes.
 
+With ``--compare REV`` it times only the first typed query, the search
+script of git revision REV against the working tree's, taking turns on the
+same sites: the way to tell whether a change to ``_static/kb-search.js`` made
+search faster on a machine whose pace swings from hour to hour.
+
 Run:  python tools/bench_search.py [--articles 1000] [--queries 20] [--rounds 2]
       (make bench-search)
+      python tools/bench_search.py --compare HEAD~1 [--rounds 3]
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.parse
+from collections import defaultdict
 from pathlib import Path
 
 import yaml
@@ -127,11 +134,11 @@ def type_query(page, q: str) -> dict:
     return timings(page.evaluate(TYPE_QUERY, q))
 
 
-def open_search_page(browser, base: str):
-    """A fresh context (cold cache) with search.html loaded and its engine ready."""
+def open_search_page(browser, base: str, name: str = "search.html"):
+    """A fresh context (cold cache) with the search page loaded and its engine ready."""
     ctx = browser.new_context()
     page = ctx.new_page()
-    page.goto(f"{base}/search.html")
+    page.goto(f"{base}/{name}")
     page.wait_for_selector("#search-results[data-search-ready]", state="attached", timeout=60_000)
     return ctx, page
 
@@ -216,13 +223,78 @@ def measure_site(site: Path, queries: list[str], rounds: int = 2) -> dict:
     }
 
 
+SCRIPT_TAG = '<script type="module" src="_static/kb-search.js"></script>'
+
+
+def add_base_page(site: Path, script: str) -> None:
+    """search-base.html: the search page running `script` (an older
+    kb-search.js) instead of the current one."""
+    page = (site / "search.html").read_text(encoding="utf-8")
+    if SCRIPT_TAG not in page:
+        raise SystemExit(f"{site / 'search.html'}: no {SCRIPT_TAG} to replace")
+    (site / "_static" / "kb-search-base.js").write_text(script, encoding="utf-8")
+    (site / "search-base.html").write_text(
+        page.replace(SCRIPT_TAG, SCRIPT_TAG.replace("kb-search.js", "kb-search-base.js")),
+        encoding="utf-8")
+
+
+def compare_site(site: Path, queries: list[str], rounds: int) -> dict:
+    """First typed query, the base script against the current one, taking
+    turns query by query (the order swapped each round), so that both meet
+    the same machine: a 2-core VM's pace swings more from hour to hour than
+    most changes to the script."""
+    from playwright.sync_api import sync_playwright
+
+    times = {"search-base.html": defaultdict(list), "search.html": defaultdict(list)}
+    with sync_playwright() as pw, serve(site) as base:
+        browser = launch(pw)
+        for turn in range(rounds):
+            for q in queries:
+                for name in (list(times) if turn % 2 == 0 else list(times)[::-1]):
+                    ctx, page = open_search_page(browser, base, name)
+                    times[name][q].append(type_query(page, q))
+                    ctx.close()
+        browser.close()
+    old, new = times["search-base.html"], times["search.html"]
+
+    def summary(per_query):
+        rows = [r for runs in per_query.values() for r in runs]
+        return {key: statistics.median(r[key] for r in rows)
+                for key in ("ms", "index_ms", "excerpt_ms", "painted_ms")}
+
+    return {"base": summary(old), "now": summary(new), "n": sum(len(v) for v in new.values()),
+            "per_query": statistics.median(
+                statistics.median(r["ms"] for r in new[q]) - statistics.median(r["ms"] for r in old[q])
+                for q in queries)}
+
+
+def print_comparison(rev: str, rows: list) -> None:
+    print("| site | script | time to results | Pagefind search | excerpts | painted |")
+    print("|---|---|---|---|---|---|")
+    for name, m in rows:
+        for label, key in ((rev, "base"), ("working tree", "now")):
+            t = m[key]
+            print(f"| {name} | {label} | {t['ms']:.1f} ms | {t['index_ms']:.1f} ms "
+                  f"| {t['excerpt_ms']:.1f} ms | {t['painted_ms']:.1f} ms |")
+    print("\nmedians of the first query typed into a freshly opened search page, "
+          f"{rows[0][1]['n']} per script, taking turns; per query, working tree minus {rev}: "
+          + "; ".join(f"{name}: {m['per_query']:+.1f} ms" for name, m in rows))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2,
                         help="times each query is typed into a freshly opened search page")
+    parser.add_argument("--compare", metavar="REV",
+                        help="time _static/kb-search.js of git revision REV against the working "
+                             "tree's, taking turns on the same sites, instead of the full benchmark")
     args = parser.parse_args(argv)
+    base_script = None
+    if args.compare:
+        base_script = subprocess.run(["git", "show", f"{args.compare}:_static/kb-search.js"],
+                                     cwd=ROOT, check=True, capture_output=True, text=True).stdout
     items = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
     # spread over the whole set, which is grouped by kind (everyday words,
     # English, synonyms, questions, mixed, substrings)
@@ -232,10 +304,17 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kb-search-bench-") as tmp:
         real = Path(tmp) / "real"
         build(ROOT, real)
-        rows.append(("real KB", measure_site(real, queries, args.rounds)))
         kb = make_kb(args.articles, Path(tmp) / f"kb{args.articles}")
         build(kb, kb / "_build")
-        rows.append((f"{args.articles} articles", measure_site(kb / "_build", queries, args.rounds)))
+        for name, site in (("real KB", real), (f"{args.articles} articles", kb / "_build")):
+            if base_script is None:
+                rows.append((name, measure_site(site, queries, args.rounds)))
+            else:
+                add_base_page(site, base_script)
+                rows.append((name, compare_site(site, queries, args.rounds)))
+    if base_script is not None:
+        print_comparison(args.compare, rows)
+        return 0
     print("| site | page opened with ?q=: transfer gzip, as GitHub Pages sends it (max) "
           "/ uncompressed (max) | its time "
           "| search page opened empty: engine + warm-up transfer "
