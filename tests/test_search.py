@@ -38,6 +38,13 @@ def results_for(page, server: str, query: str) -> list[dict]:
     return rows
 
 
+def search_script(page, server: str, function: str, *args):
+    """What `function`, exported by the search page's script, returns for `args`."""
+    page.goto(f"{server}/search.html")
+    return page.evaluate("async ([name, args]) => (await import('./_static/kb-search.js'))[name](...args)",
+                         [function, list(args)])
+
+
 def test_query_set_is_large_and_varied():
     assert len(QUERIES) >= 80
     kinds = {q["kind"] for q in QUERIES}
@@ -121,9 +128,7 @@ def test_a_page_found_through_another_name_says_which(page, server):
     ("precision ｜ <mark>AMP </mark>⟧ 训练", "（<mark>AMP</mark>）训练"),
 ])
 def test_excerpts_show_names_as_readers_expect(page, server, excerpt, shown):
-    page.goto(f"{server}/search.html")
-    got = page.evaluate("async (e) => (await import('./_static/kb-search.js')).showAliases(e)", excerpt)
-    assert got == shown
+    assert search_script(page, server, "showAliases", excerpt) == shown
 
 
 @pytest.mark.parametrize(("query", "title", "share"), [
@@ -139,10 +144,7 @@ def test_excerpts_show_names_as_readers_expect(page, server, excerpt, shown):
 def test_title_coverage(page, server, query, title, share):
     """The heading bonus for a title that holds most of a query's words:
     Pagefind's own title boost misses long Chinese titles."""
-    page.goto(f"{server}/search.html")
-    got = page.evaluate("async ([q, t]) => (await import('./_static/kb-search.js')).titleCoverage(q, t)",
-                        [query, title])
-    assert got == pytest.approx(share)
+    assert search_script(page, server, "titleCoverage", query, title) == pytest.approx(share)
 
 
 @pytest.mark.parametrize(("query", "topic"), [
@@ -156,9 +158,7 @@ def test_title_coverage(page, server, query, title, share):
     ("如何设置", "如何设置"),
 ])
 def test_question_words_leave_the_topic(page, server, query, topic):
-    page.goto(f"{server}/search.html")
-    got = page.evaluate("async (q) => (await import('./_static/kb-search.js')).stripQuestion(q)", query)
-    assert got == topic
+    assert search_script(page, server, "stripQuestion", query) == topic
 
 
 ZWS = "\u200b"
@@ -175,17 +175,11 @@ FRAGMENT = {
 }
 
 
-def page_excerpts(page, server, fragment, locations):
-    page.goto(f"{server}/search.html")
-    return page.evaluate("async ([f, l]) => (await import('./_static/kb-search.js')).pageExcerpts(f, l)",
-                         [fragment, locations])
-
-
 def test_excerpts_and_sections_from_a_fragment(page, server):
     """What the results show of a page, cut from its Pagefind fragment: the
     sections with matches (text before the first heading goes under the page
     title; anchors without text are not sections), each with its excerpt."""
-    data = page_excerpts(page, server, FRAGMENT, [13, 2, 8, 7])
+    data = search_script(page, server, "pageExcerpts", FRAGMENT, [13, 2, 8, 7])
     subs = [(s["title"], s["url"], s["locations"], s["terms"]) for s in data["sub_results"]]
     assert subs == [("页面标题", "/p.html", [2], 1), ("二、梯度爆炸", "/p.html#grad", [7, 8], 2),
                     ("处理", "/p.html#fix", [13], 1)]
@@ -202,7 +196,7 @@ def test_excerpt_shows_where_most_query_words_meet(page, server):
     for at in (20, 22, 24, 120):
         words[at] = "梯度"
     words[121] = "爆炸"
-    data = page_excerpts(page, server, {**FRAGMENT, "content": " ".join(words), "anchors": []},
+    data = search_script(page, server, "pageExcerpts", {**FRAGMENT, "content": " ".join(words), "anchors": []},
                          [20, 22, 24, 120, 121])
     shown = re.sub(r"</?mark>", "", data["excerpt"]).split()
     assert len(shown) == 40 and "爆炸" in shown and "w20" not in shown, shown
