@@ -36,7 +36,6 @@ Run:  python tools/bench_search.py [--articles 1000] [--queries 20] [--rounds 2]
 from __future__ import annotations
 
 import argparse
-import gzip
 import statistics
 import subprocess
 import sys
@@ -50,7 +49,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-from local_site import launch, serve  # noqa: E402
+from local_site import gzip_size, launch, serve, served_file  # noqa: E402
 from synth_kb import make_kb  # noqa: E402
 
 def build(confdir: Path, out: Path) -> None:
@@ -143,22 +142,15 @@ def open_search_page(browser, base: str, name: str = "search.html"):
     return ctx, page
 
 
-# Pagefind's index, fragments and wasm are gzip files already; JavaScript and
-# JSON are what a compressing server (GitHub Pages) would shrink.
-PACKED = (".pf_index", ".pf_fragment", ".pf_meta", ".pagefind")
-
-
 def search_bytes(site: Path, served: list) -> tuple[int, int]:
     """Bytes the server sent for the search (Pagefind's files, the worker's
     requests included, and our search script): as sent, and as a compressing
     server would send the bodies. Empties `served`."""
     sent = compressed = 0
     for path, size in served:
-        if "/pagefind/" not in path and not path.endswith("/kb-search.js"):
-            continue
-        body = (site / urllib.parse.unquote(path).lstrip("/")).read_bytes()
-        sent += size
-        compressed += len(body) if path.endswith(PACKED) else len(gzip.compress(body, 6))
+        if "/pagefind/" in path or path.endswith("/kb-search.js"):
+            sent += size
+            compressed += gzip_size(served_file(site, path))
     served.clear()
     return sent, compressed
 

@@ -10,9 +10,11 @@ downloaded browser).
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
 import os
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,6 +61,29 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+
+# Sent as they are by a server that compresses text: compressed already.
+PACKED = (".woff", ".woff2", ".png", ".jpg", ".jpeg", ".webp", ".gif",
+          ".pf_index", ".pf_fragment", ".pf_meta", ".pagefind")
+
+
+def served_file(site: Path, url_path: str) -> Path:
+    """The file of `site` that a URL path (as in QuietHandler.served) names."""
+    file = site / urllib.parse.unquote(url_path).lstrip("/")
+    return file / "index.html" if file.is_dir() else file
+
+
+def gzip_size(file: Path) -> int:
+    """Bytes of `file`'s body as a compressing server (GitHub Pages) sends
+    it: text at gzip level 6, compressed formats as they are."""
+    return _gzip_size(file, file.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=None)
+def _gzip_size(file: Path, mtime_ns: int) -> int:
+    body = file.read_bytes()
+    return len(body) if file.name.endswith(PACKED) else len(gzip.compress(body, 6))
 
 
 @contextmanager

@@ -12,22 +12,17 @@ Run:  python tools/page_weight.py [_build/html]      (after make html)
 from __future__ import annotations
 
 import argparse
-import gzip
 import sys
-import urllib.parse
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-from local_site import launch, serve  # noqa: E402
+from local_site import gzip_size, launch, serve, served_file  # noqa: E402
 
 KINDS = {".html": "html", ".css": "css", ".js": "js", ".mjs": "js",
          ".woff": "fonts", ".woff2": "fonts", ".ttf": "fonts", ".otf": "fonts"}
-# sent as they are by a compressing server: compressed already
-PACKED = (".woff", ".woff2", ".png", ".jpg", ".jpeg", ".webp", ".gif",
-          ".pf_index", ".pf_fragment", ".pf_meta", ".pagefind")
 
 
 def page_type(rel: str, html: str) -> str:
@@ -61,14 +56,9 @@ def weigh(site: Path) -> list[dict]:
             ctx.close()
             sizes = defaultdict(int)
             for url_path, size in served:
-                file = site / urllib.parse.unquote(url_path).lstrip("/")
-                if file.is_dir():
-                    file = file / "index.html"
-                kind = KINDS.get(file.suffix, "other")
-                sizes[kind] += size
-                body = file.read_bytes()
-                # what a server that compresses text (as GitHub Pages does) would send
-                sizes["gzip"] += len(body) if file.name.endswith(PACKED) else len(gzip.compress(body, 6))
+                file = served_file(site, url_path)
+                sizes[KINDS.get(file.suffix, "other")] += size
+                sizes["gzip"] += gzip_size(file)
             total = sum(v for k, v in sizes.items() if k != "gzip")
             rows.append({"page": rel, "type": page_type(rel, path.read_text(encoding="utf-8")),
                          **sizes, "total": total})
