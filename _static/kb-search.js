@@ -326,10 +326,15 @@ export function pageExcerpts(fragment, locations) {
     const inside = [];
     while (next < sorted.length && sorted[next] < to) inside.push(sorted[next++]);
     if (!inside.length) return;
+    // cut when shown: a result shows a few of its sections
+    let excerpt = null;
     subResults.push({
       title: section.title, url: section.url, locations: inside,
       terms: new Set(inside.map((at) => wordKey(words[at]))).size,
-      excerpt: excerptOf(words, joiner, inside, section.from, to),
+      get excerpt() {
+        excerpt ??= excerptOf(words, joiner, inside, section.from, to);
+        return excerpt;
+      },
     });
   });
   return {
@@ -448,7 +453,12 @@ function loadPagefind({ warmUp = false } = {}) {
   pagefindReady ??= import(new URL("pagefind/pagefind.js", ROOT_URL).href).then(async (pf) => {
     await pf.options({ excerptLength: 40 });
     await pf.init();
-    const warm = await pf.search(warmUp ? WARM_UP_WORD : "");
+    const searching = pf.search(warmUp ? WARM_UP_WORD : "");
+    // meanwhile, compile the pattern of every glossary name (a regular
+    // expression compiles when first run: 4-7 ms, which the first query
+    // would spend while Pagefind's worker searches)
+    if (warmUp) variants(WARM_UP_WORD, aliasGroups());
+    const warm = await searching;
     if (warm.results[0]) await pageData(warm.results[0]);
     document.getElementById("search-results")?.setAttribute("data-search-ready", "");
     return pf;
