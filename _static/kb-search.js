@@ -92,17 +92,67 @@ export function variants(query, groups) {
   return [...out];
 }
 
-// Looser queries for when nothing matches every word: each word alone, and
-// the two-character pieces of long Chinese words.
-export function relaxed(query) {
-  const words = query.split(" ").filter(Boolean);
-  const out = new Set(words.length > 1 ? words : []);
-  for (const word of words) {
-    if (HAS_CJK.test(word) && word.length > 2) {
-      for (let i = 0; i + 2 <= word.length; i++) out.add(word.slice(i, i + 2));
+// Words that say nothing of the topic once a query is cut into words
+// (租赁还是自建: 租赁, 自建).
+const FUNCTION_WORDS = new Set(["的", "地", "得", "了", "和", "与", "及", "或", "或者", "还是",
+  "是", "在", "有", "对", "把", "被", "要", "会", "能", "很", "太", "都", "也", "就", "一个", "一下"]);
+const SEGMENTER = globalThis.Intl?.Segmenter ? new Intl.Segmenter("zh", { granularity: "word" }) : null;
+
+// A query's words: Latin words as typed; Chinese cut by the browser's word
+// segmenter, which knows few technical words (显存 → 显 存, 检查点 → 检查
+// 点): a run of single characters is one word, and a lone character joins
+// the word after it (大 模型 → 大模型), or else the one before.
+export function queryWords(query) {
+  const words = [];
+  for (const part of query.split(" ").filter(Boolean)) {
+    if (!SEGMENTER || !HAS_CJK.test(part) || part.length <= 2) {
+      words.push(part);
+      continue;
     }
+    const pieces = []; // [text, a run of single characters?]
+    let run = "";
+    const flush = () => {
+      if (run) pieces.push([run, run.length === 1]);
+      run = "";
+    };
+    for (const { segment, isWordLike } of SEGMENTER.segment(part)) {
+      if (!isWordLike || FUNCTION_WORDS.has(segment)) flush();
+      else if (segment.length === 1) run += segment;
+      else {
+        flush();
+        pieces.push([segment, false]);
+      }
+    }
+    flush();
+    pieces.forEach(([text, lone], k) => {
+      if (!lone || pieces.length === 1) words.push(text);
+      else if (k + 1 < pieces.length) pieces[k + 1][0] = text + pieces[k + 1][0];
+      else words.push(words.pop() + text);
+    });
   }
-  out.delete(query);
+  return [...new Set(words)];
+}
+
+// Looser [query, weight]s for when few pages hold every word: the words
+// without function words, every word but one, and each word alone, so that
+// a page with most of the words ranks above a page with one. A single long
+// Chinese word: its two-character pieces.
+export function relaxed(query) {
+  const words = queryWords(query);
+  const out = new Map();
+  const add = (q, weight) => {
+    if (q !== query && !out.has(q)) out.set(q, weight);
+  };
+  if (words.length === 1) {
+    const [word] = words;
+    if (HAS_CJK.test(word)) for (let i = 0; i + 2 <= word.length; i++) add(word.slice(i, i + 2), 0.3);
+    return [...out];
+  }
+  if (words.join("") !== query.replace(/ /g, "")) add(words.join(" "), 0.8);
+  if (words.length >= 3 && words.length <= 6) {
+    words.forEach((_, k) => add(words.filter((__, m) => m !== k).join(" "), 0.5));
+  }
+  for (const word of words) add(word, 0.3);
   return [...out];
 }
 
@@ -200,7 +250,7 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
   let ranked = await running;
   if (ranked.length < FEW_RESULTS) {
     // Few pages hold every word: also look for the words apart, ranked lower.
-    const loose = relaxed(query).map((q) => [q, 0.3]);
+    const loose = relaxed(query);
     if (loose.length) {
       queries = [...queries, ...loose];
       ranked = await runAll(pagefind, queries);

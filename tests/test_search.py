@@ -161,6 +161,33 @@ def test_question_words_leave_the_topic(page, server, query, topic):
     assert search_script(page, server, "stripQuestion", query) == topic
 
 
+
+@pytest.mark.parametrize(("query", "words"), [
+    # a function word goes: 还是 says nothing of the topic
+    ("租赁还是自建", ["租赁", "自建"]),
+    # what the browser's segmenter cuts into single characters comes back
+    # together: 显 存 → 显存, 检查 点 → 检查点
+    ("显存不够", ["显存", "不够"]),
+    ("梯度检查点", ["梯度", "检查点"]),
+    ("batch size 太小", ["batch", "size", "太小"]),
+])
+def test_query_words_for_the_relaxed_search(page, server, query, words):
+    assert search_script(page, server, "queryWords", query) == words
+
+
+def test_relaxed_search_weighs_most_words_above_one(page, server):
+    """When few pages hold every word, the looser queries: the words without
+    function words, then every word but one, then each word, each weighing
+    less, so that a page with most of the words ranks above a page with one."""
+    assert search_script(page, server, "relaxed", "租赁还是自建") == [
+        ["租赁 自建", 0.8], ["租赁", 0.3], ["自建", 0.3]]
+    loose = dict(search_script(page, server, "relaxed", "batch size 太小"))
+    assert loose == {"size 太小": 0.5, "batch 太小": 0.5, "batch size": 0.5,
+                     "batch": 0.3, "size": 0.3, "太小": 0.3}
+    # one long word: its two-character pieces
+    assert search_script(page, server, "relaxed", "大模型") == [["大模", 0.3], ["模型", 0.3]]
+
+
 ZWS = "\u200b"
 # A fragment as Pagefind stores it: page text cut into words by zero-width
 # spaces, and the anchors (ids) with the word each starts at.
