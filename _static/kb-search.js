@@ -124,11 +124,13 @@ export function queryWords(query) {
       }
     }
     flush();
+    const joined = [];
     pieces.forEach(([text, lone], k) => {
-      if (!lone || pieces.length === 1) words.push(text);
-      else if (k + 1 < pieces.length) pieces[k + 1][0] = text + pieces[k + 1][0];
-      else words.push(words.pop() + text);
+      if (!lone || pieces.length === 1) joined.push(text);
+      else if (k + 1 < pieces.length) pieces[k + 1] = [text + pieces[k + 1][0], false];
+      else joined.push((joined.pop() ?? "") + text);
     });
+    words.push(...joined);
   }
   return [...new Set(words)];
 }

@@ -169,6 +169,10 @@ def test_question_words_leave_the_topic(page, server, query, topic):
     # together: 显 存 → 显存, 检查 点 → 检查点
     ("显存不够", ["显存", "不够"]),
     ("梯度检查点", ["梯度", "检查点"]),
+    ("显存的占用", ["显存", "占用"]),
+    # each space-separated part on its own, a lone character included
+    ("gpu 利用率 低", ["gpu", "利用率", "低"]),
+    ("的", ["的"]),
     ("batch size 太小", ["batch", "size", "太小"]),
 ])
 def test_query_words_for_the_relaxed_search(page, server, query, words):
