@@ -107,6 +107,19 @@ def test_every_article_ends_with_tags_and_related(site):
         assert 1 <= len(related) <= 3 and all(f"{docname.split('/')[1]}.html" != r for r in related)
 
 
+def test_front_matter_keywords_are_shown_and_indexed(site):
+    """keywords (other and English names of an article) are on the page,
+    outside the footer that the search index leaves out."""
+    with_keywords = {doc: meta["keywords"] for doc, meta in articles().items() if meta.get("keywords")}
+    assert with_keywords
+    for docname, keywords in with_keywords.items():
+        html = (site / f"{docname}.html").read_text(encoding="utf-8")
+        body = html.split('class="kb-article-footer')[0]
+        shown = re.sub(r'<span class="kb-aka" hidden>.*?</span>|<[^>]+>', "",
+                       body.split('<p class="kb-keywords">')[1].split("</p>")[0])
+        assert shown == "关键词：" + " · ".join(keywords), (docname, shown)
+
+
 def test_diagrams_are_local_and_only_where_needed(site):
     with_diagram = [p for p in site.rglob("*.html") if 'class="mermaid"' in p.read_text(encoding="utf-8")]
     assert len(with_diagram) >= 5

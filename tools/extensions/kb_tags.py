@@ -7,7 +7,7 @@ Chinese names in ``data/tags.yaml``), and
   every tag with its count (pages generated at write time, no sources);
 - every article ends with its tags (linked to their pages) and 相关文章: the
   three articles sharing the most tags with it (same guide breaks ties, then
-  reading order).
+  reading order), after its 关键词 (front-matter ``keywords``, if any).
 
 Incremental builds stay correct: after reading, the related lists are
 recomputed and every article whose list, or a title in it, changed is
@@ -101,7 +101,15 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
             blist += nodes.list_item("", para)
         footer += blist
     section = next(iter(doctree.findall(nodes.section)), None)
-    (section if section is not None else doctree).append(footer)
+    end = section if section is not None else doctree
+    # front-matter keywords (other names, English names) are shown, and
+    # indexed for search: unlike the footer, which names other pages
+    if meta.get("keywords"):
+        keywords = nodes.paragraph(classes=["kb-keywords"])
+        keywords += nodes.strong("", "关键词：")
+        keywords += nodes.Text(" · ".join(meta["keywords"]))
+        end.append(keywords)
+    end.append(footer)
 
 
 def _page(app, pagename: str, title: str, items: list[tuple[str, str, str]], intro: str):
