@@ -268,19 +268,19 @@ def test_a_fragment_that_does_not_load_falls_back_to_pagefind(page, server):
 
 
 def test_more_results_on_request(page, server):
-    """Six results at first; 显示更多结果 adds the next ones below, in rank
+    """Five results at first; 显示更多结果 adds the next ones below, in rank
     order, without repeating any, and moves focus to the first new one."""
     first = [r["href"] for r in results_for(page, server, "GPU")]
     total = int(re.search(r"找到 (\d+) 篇", page.locator("#kb-search-status").inner_text()).group(1))
-    assert len(first) == 6 < total
+    assert len(first) == 5 < total
     page.locator(".kb-search-more").click()
-    shown = min(total, 12)
+    shown = min(total, 10)
     page.wait_for_function(f"document.querySelectorAll('[data-search-result]').length === {shown}",
                            timeout=20_000)
     hrefs = page.eval_on_selector_all("[data-search-result] a.kb-search-title",
                                       "els => els.map(a => a.getAttribute('href'))")
-    assert hrefs[:6] == first and len(set(hrefs)) == shown
-    assert page.evaluate("document.activeElement.getAttribute('href')") == hrefs[6]
+    assert hrefs[:5] == first and len(set(hrefs)) == shown
+    assert page.evaluate("document.activeElement.getAttribute('href')") == hrefs[5]
     assert f"显示前 {shown} 篇" in page.locator("#kb-search-status").inner_text() or shown == total
     assert page.locator(".kb-search-more").count() == (1 if total > shown else 0)
     assert page.console_errors == [] and page.foreign_requests == []
