@@ -161,7 +161,6 @@ def test_question_words_leave_the_topic(page, server, query, topic):
     assert search_script(page, server, "stripQuestion", query) == topic
 
 
-
 @pytest.mark.parametrize(("query", "words"), [
     # a function word goes: 还是 says nothing of the topic
     ("租赁还是自建", ["租赁", "自建"]),
