@@ -12,7 +12,8 @@
 // Results shown at once, and added by each 显示更多结果 (five, as in
 // Pagefind's own UI): each one's excerpt is a fetch, and the first query
 // waits for all of them. Five instead of six: -9 ms per query at 1,000
-// articles (bench_search.py --compare), the same ranking on every query set.
+// articles in a slow hour, about nothing in a fast one (bench_search.py
+// --compare), the same ranking on every query set.
 const RESULTS_PER_PAGE = 5;
 const MAX_SUBRESULTS = 3;
 const FEW_RESULTS = 3;
