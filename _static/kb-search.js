@@ -73,18 +73,28 @@ function prepared(group) {
   return PREPARED.get(group);
 }
 
-// The query and its rewrites with glossary aliases (at most 12). Not
-// searched (the index holds the aliases): pages titled with any of them rank
-// first.
-export function variants(query, groups) {
-  const out = new Set([query]);
+// The glossary entries a (normalized) query names, each with the longest of
+// its names found in it. Every name's pattern is run (the warm-up relies on
+// that to compile them all).
+function aliasHits(query, groups) {
+  const hits = [];
   for (const group of groups) {
+    let hit = null;
+    for (const { name, pattern } of prepared(group)) {
+      if (pattern.test(query) && (!hit || name.length > hit.length)) hit = name;
+    }
+    if (hit) hits.push({ group, hit });
+  }
+  return hits;
+}
+
+// The query and its rewrites with the other names of the glossary entries
+// it names (`hits`), at most 12. Not searched (the index holds the aliases):
+// pages titled with any of them rank first.
+export function variants(query, hits) {
+  const out = new Set([query]);
+  for (const { group, hit } of hits) {
     const names = prepared(group).map(({ name }) => name);
-    const hit = prepared(group)
-      .filter(({ pattern }) => pattern.test(query))
-      .map(({ name }) => name)
-      .sort((a, b) => b.length - a.length)[0];
-    if (!hit) continue;
     for (const base of [...out]) {
       for (const other of names) {
         if (other !== hit && out.size < 12) out.add(normalize(replaceAlias(base, hit, other)));
@@ -92,6 +102,16 @@ export function variants(query, groups) {
     }
   }
   return [...out];
+}
+
+// The glossary entry shown above the results: of those the query names, the
+// one named by the longest name.
+function termOf(hits) {
+  let best = null;
+  for (const { group, hit } of hits) {
+    if (!best || hit.length > best.length) best = { ...group, length: hit.length };
+  }
+  return best;
 }
 
 // Words that say nothing of the topic once a query is cut into words
@@ -238,7 +258,8 @@ function headingBonus(data, want) {
   return partial;
 }
 
-// Ranked results as [{result, data, score}] (data loaded for the top `limit`).
+// Ranked results as [{result, data, score}] (data loaded for the top `limit`),
+// and `term`: the glossary entry the query names, if any.
 // The two phases are left as performance measures for the benchmark:
 // "kb-search: index" (Pagefind's search) and "kb-search: excerpts" (its
 // fragments of the top results, excerpts, re-ranking).
@@ -249,7 +270,8 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
   let queries = [[query, 1]];
   const running = runAll(pagefind, queries);
   // while Pagefind's worker searches: what earns a heading bonus
-  const rewrites = variants(query, groups);
+  const hits = aliasHits(query, groups);
+  const rewrites = variants(query, hits);
   const want = { rewrites, names: rewrites.map(squash).filter((n) => n.length >= 2) };
   let ranked = await running;
   if (ranked.length < FEW_RESULTS) {
@@ -264,7 +286,7 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
   const top = await withData(ranked, 0, limit, want);
   performance.measure("kb-search: index", { start, end: searched });
   performance.measure("kb-search: excerpts", { start: searched, end: performance.now() });
-  return { total: ranked.length, top, want, ranked };
+  return { total: ranked.length, top, want, ranked, term: termOf(hits) };
 }
 
 // Results `from`…`from + count` of `ranked` with their data (title,
@@ -511,7 +533,7 @@ function loadPagefind({ warmUp = false } = {}) {
     // meanwhile, compile the pattern of every glossary name (a regular
     // expression compiles when first run: 4-7 ms, which the first query
     // would spend while Pagefind's worker searches)
-    if (warmUp) variants(WARM_UP_WORD, aliasGroups());
+    if (warmUp) aliasHits(WARM_UP_WORD, aliasGroups());
     const warm = await searching;
     if (warm.results[0]) await pageData(warm.results[0]);
     document.getElementById("search-results")?.setAttribute("data-search-ready", "");
@@ -563,7 +585,7 @@ async function runQuery(raw, since = performance.now()) {
   if (run !== newestRun) return;
   container.dataset.searchMs = String(Math.round(performance.now() - since));
   container.dataset.searchQuery = raw;
-  const term = glossaryEntry(raw, aliasGroups());
+  const { term } = results;
   if (results.total) {
     const list = document.createElement("ol");
     list.className = "kb-search-list";
@@ -628,20 +650,6 @@ function moreButton(run, results, list, status) {
     else button.remove();
   });
   return button;
-}
-
-// The glossary entry the query names (the longest name found in it), if any.
-export function glossaryEntry(raw, groups) {
-  const query = stripQuestion(normalize(raw));
-  let best = null;
-  for (const group of groups) {
-    for (const { name, pattern } of prepared(group)) {
-      if (pattern.test(query) && (!best || name.length > best.length)) {
-        best = { ...group, length: name.length };
-      }
-    }
-  }
-  return best;
 }
 
 function renderTerm(entry) {
