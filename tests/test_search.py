@@ -285,6 +285,20 @@ def test_more_results_on_request(page, server):
     assert page.console_errors == [] and page.foreign_requests == []
 
 
+@pytest.mark.parametrize(("query", "term"), [
+    ("混合精度怎么用", "混合精度"),
+    ("mixed precision", "混合精度"),
+    # of the terms a query names, the one named by the longest name
+    ("梯度爆炸 nccl 超时", "NCCL"),
+])
+def test_the_glossary_term_a_query_names_heads_the_results(page, server, query, term):
+    results_for(page, server, query)
+    aside = page.locator(".kb-search-term-title")
+    assert aside.inner_text().startswith(f"术语：{term}")
+    href = aside.locator("a").get_attribute("href")
+    assert urllib.parse.urlparse(href).path.endswith("/glossary.html")
+
+
 def test_no_result_message_and_done_flag(page, server):
     rows = results_for(page, server, "zzzzzz")
     assert rows == []
