@@ -185,6 +185,7 @@ export function relaxed(query) {
 // weight, so a page that matches several names of the same concept rises.
 async function runAll(pagefind, queries) {
   const total = new Map();
+  const shares = new Map(); // per page, [query index, share] of each query it matched
   const found = new Map(); // per page, the result of the query it matched best
   const strongest = new Map();
   const searches = await Promise.all(queries.map(([q]) => pagefind.search(q)));
@@ -196,6 +197,8 @@ async function runAll(pagefind, queries) {
     for (const result of search.results) {
       const share = (weight * result.score) / scale;
       total.set(result.id, (total.get(result.id) || 0) + share);
+      if (!shares.has(result.id)) shares.set(result.id, []);
+      shares.get(result.id).push([i, share]);
       // Show (sections, excerpt) the match of the query as typed; failing
       // that, the strongest match among the rewrites.
       const typed = i === 0 ? Infinity : share;
@@ -207,7 +210,10 @@ async function runAll(pagefind, queries) {
   });
   const ranked = [...found.values()].sort((a, b) => total.get(b.id) - total.get(a.id));
   const best = ranked.length ? total.get(ranked[0].id) : 1;
-  for (const result of ranked) result.kbScore = total.get(result.id) / best;
+  for (const result of ranked) {
+    result.kbScore = total.get(result.id) / best;
+    result.kbShares = shares.get(result.id).map(([i, share]) => [i, share / best]);
+  }
   return ranked;
 }
 
@@ -235,14 +241,20 @@ export function titleCoverage(query, title) {
       if (new RegExp(`(^|[^a-z0-9])${escapeRegExp(part)}`).test(text)) held += 2;
       continue;
     }
-    const covered = new Set();
-    for (let i = 0; i + 2 <= part.length; i++) {
-      if (chinese.includes(part.slice(i, i + 2))) covered.add(i).add(i + 1);
-    }
     total += part.length;
-    held += covered.size;
+    held += piecesHeld(part, (piece) => chinese.includes(piece));
   }
   return total ? held / total : 0;
+}
+
+// How many characters of a Chinese `part` lie in a two-character piece of it
+// that `has(piece)`.
+function piecesHeld(part, has) {
+  const covered = new Set();
+  for (let i = 0; i + 2 <= part.length; i++) {
+    if (has(part.slice(i, i + 2))) covered.add(i).add(i + 1);
+  }
+  return covered.size;
 }
 
 // `want`: the query's rewrites with glossary names (variants) and, squashed,
@@ -282,6 +294,9 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
       ranked = await runAll(pagefind, queries);
     }
   }
+  want.chinese = HAS_CJK.test(query)
+    ? queries.map(([q]) => q.split(" ").filter((part) => HAS_CJK.test(part)))
+    : null;
   const searched = performance.now();
   const top = await withData(ranked, 0, limit, want);
   performance.measure("kb-search: index", { start, end: searched });
@@ -289,12 +304,40 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
   return { total: ranked.length, top, want, ranked, term: termOf(hits) };
 }
 
+// Pagefind matches a Chinese word that a page does not hold by its
+// characters: 预热 on a page with 预计 and 散热 outranked the pages that say
+// 预热. So a shown result's score counts a query only if the page holds more
+// than half of the query's Chinese, in two-character pieces, as
+// titleCoverage counts (`want.chinese`: each query's Chinese parts).
+function heldScore(result, data, want) {
+  if (!want.chinese || !result.kbShares) return result.kbScore;
+  const text = data.text ?? data.content;
+  if (typeof text !== "string") return result.kbScore;
+  const page = `${data.meta?.title ?? ""} ${text}`; // Chinese: no case to fold
+  const holds = new Map(); // piece → in the page?
+  const has = (piece) => {
+    if (!holds.has(piece)) holds.set(piece, page.includes(piece));
+    return holds.get(piece);
+  };
+  let score = 0;
+  for (const [i, share] of result.kbShares) {
+    let held = 0;
+    let total = 0;
+    for (const part of want.chinese[i]) {
+      total += part.length;
+      held += part.length === 1 ? Number(has(part)) : piecesHeld(part, has);
+    }
+    if (!total || held / total > 0.5) score += share;
+  }
+  return score;
+}
+
 // Results `from`…`from + count` of `ranked` with their data (title,
 // excerpt, sections), those titled with the query first.
 export async function withData(ranked, from, count, want) {
   const batch = await Promise.all(ranked.slice(from, from + count).map(async (result, i) => {
     const data = await pageData(result);
-    return { result, data, score: result.kbScore + headingBonus(data, want), i };
+    return { result, data, score: heldScore(result, data, want) + headingBonus(data, want), i };
   }));
   return batch.sort((a, b) => b.score - a.score || a.i - b.i);
 }
@@ -416,6 +459,10 @@ export function pageExcerpts(fragment, locations) {
   return {
     url: fragment.url, meta: fragment.meta || {}, sub_results: subResults,
     excerpt: excerptOf(words, joiner, sorted, 0, words.length),
+    // the page text as one string, for heldScore
+    get text() {
+      return zws ? content.replaceAll("\u200B", "") : content;
+    },
   };
 }
 

@@ -191,6 +191,37 @@ def test_relaxed_search_weighs_most_words_above_one(page, server):
     assert search_script(page, server, "relaxed", "大模型") == [["大模", 0.3], ["模型", 0.3]]
 
 
+# An engine in Pagefind's shape whose pages have no fragment, so that their
+# text comes from data(), as when a fragment does not load.
+FAKE_ENGINE = """([query, pages]) => ({search: async (q) => ({results: q !== query ? [] :
+    pages.map(([id, score, title, content]) => ({id: `zh-cn_fake-${id}`, score, words: [0],
+      data: async () => ({url: `/${id}.html`, meta: {title}, content, sub_results: []})}))})})"""
+
+
+@pytest.mark.parametrize(("query", "order"), [
+    # Pagefind matches 预热 on the first page by 预计 and 散热: it holds the
+    # characters, not the word
+    ("预热", ["/warmup.html", "/pcb.html", "/loader.html"]),
+    # more than half of the query's Chinese is enough: the first page says
+    # 数据加载, not 数据集加载
+    ("数据集加载", ["/pcb.html", "/loader.html", "/warmup.html"]),
+    # and half is not: 调度 alone, 2 of 7
+    ("学习率预热调度", ["/warmup.html", "/pcb.html", "/loader.html"]),
+    # Latin words are left to Pagefind (pricing matches price)
+    ("pricing", ["/pcb.html", "/warmup.html", "/loader.html"]),
+])
+def test_a_chinese_query_counts_only_where_the_page_holds_it(page, server, query, order):
+    page.goto(f"{server}/search.html")
+    got = page.evaluate(f"""async ([query, pages]) => {{
+        const engine = ({FAKE_ENGINE})([query, pages]);
+        const found = await (await import('./_static/kb-search.js')).search(engine, query, []);
+        return found.top.map(({{data}}) => data.url);
+    }}""", [query, [["pcb", 8.0, "PCB 产业链", "出货量预计达 200 万台，数据加载、散热材料和调度是重点"],
+                    ["warmup", 4.0, "训练技巧", "学习率预热可避免梯度爆炸"],
+                    ["loader", 2.0, "数据管道", "数据集加载"]]])
+    assert got == order
+
+
 ZWS = "\u200b"
 # A fragment as Pagefind stores it: page text cut into words by zero-width
 # spaces, and the anchors (ids) with the word each starts at.
