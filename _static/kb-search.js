@@ -310,13 +310,17 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
 // than half of the query's Chinese, in two-character pieces, as
 // titleCoverage counts (`want.chinese`: each query's Chinese parts).
 function heldScore(result, data, want) {
-  if (!want.chinese || !result.kbShares) return result.kbScore;
-  const text = data.text ?? data.content;
-  if (typeof text !== "string") return result.kbScore;
-  const page = `${data.meta?.title ?? ""} ${text}`; // Chinese: no case to fold
+  if (!want.chinese || !result.kbShares || typeof data.content !== "string") return result.kbScore;
+  const title = data.meta?.title ?? "";
+  // A fragment's text is cut into words by zero-width spaces (U+200B), and
+  // Pagefind cut some two-character words in two: 预, U+200B, 热. Both forms
+  // are looked for in the text as it is, not in a copy without them.
   const holds = new Map(); // piece → in the page?
   const has = (piece) => {
-    if (!holds.has(piece)) holds.set(piece, page.includes(piece));
+    if (!holds.has(piece)) {
+      holds.set(piece, title.includes(piece) || data.content.includes(piece)
+        || (piece.length === 2 && data.content.includes(`${piece[0]}\u200B${piece[1]}`)));
+    }
     return holds.get(piece);
   };
   let score = 0;
@@ -459,10 +463,7 @@ export function pageExcerpts(fragment, locations) {
   return {
     url: fragment.url, meta: fragment.meta || {}, sub_results: subResults,
     excerpt: excerptOf(words, joiner, sorted, 0, words.length),
-    // the page text as one string, for heldScore
-    get text() {
-      return zws ? content.replaceAll("\u200B", "") : content;
-    },
+    content,
   };
 }
 
