@@ -571,19 +571,17 @@ let pagefindReady = null;
 const WARM_UP_WORD = "训练";
 
 // Loads the engine, its index entry and metadata. With `warmUp` (the page
-// opened without a query) one small search also compiles the search and
-// excerpt code, so that the reader's first query does not wait for it.
+// opened without a query) one small search, through every step of a
+// reader's, also compiles the search, scoring and excerpt code, so that the
+// reader's first query does not wait for it. It compiles the pattern of every
+// glossary name too (a regular expression compiles when first run: 4-7 ms,
+// which the first query would spend while Pagefind's worker searches).
 function loadPagefind({ warmUp = false } = {}) {
   pagefindReady ??= import(new URL("pagefind/pagefind.js", ROOT_URL).href).then(async (pf) => {
     await pf.options({ excerptLength: 40 });
     await pf.init();
-    const searching = pf.search(warmUp ? WARM_UP_WORD : "");
-    // meanwhile, compile the pattern of every glossary name (a regular
-    // expression compiles when first run: 4-7 ms, which the first query
-    // would spend while Pagefind's worker searches)
-    if (warmUp) aliasHits(WARM_UP_WORD, aliasGroups());
-    const warm = await searching;
-    if (warm.results[0]) await pageData(warm.results[0]);
+    if (warmUp) await search(pf, WARM_UP_WORD, aliasGroups(), 1);
+    else await pf.search("");
     document.getElementById("search-results")?.setAttribute("data-search-ready", "");
     return pf;
   });
