@@ -271,7 +271,8 @@ function headingBonus(data, want) {
 }
 
 // Ranked results as [{result, data, score}] (data loaded for the top `limit`),
-// and `term`: the glossary entry the query names, if any.
+// `term`: the glossary entry the query names, if any, and `partial`: whether
+// none of the top results holds most of the query (see heldScore).
 // The two phases are left as performance measures for the benchmark:
 // "kb-search: index" (Pagefind's search) and "kb-search: excerpts" (its
 // fragments of the top results, excerpts, re-ranking).
@@ -299,9 +300,14 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
     : null;
   const searched = performance.now();
   const top = await withData(ranked, 0, limit, want);
+  // no shown page holds most of the query: they hold some of its characters
+  const partial = Boolean(want.chinese) && top.length > 0 && top.every(({ data }) => {
+    const has = piecesOf(data);
+    return has && !holdsMost(has, want.chinese[0]);
+  });
   performance.measure("kb-search: index", { start, end: searched });
   performance.measure("kb-search: excerpts", { start: searched, end: performance.now() });
-  return { total: ranked.length, top, want, ranked, term: termOf(hits) };
+  return { total: ranked.length, top, want, ranked, term: termOf(hits), partial };
 }
 
 // Pagefind matches a Chinese word that a page does not hold by its
@@ -310,30 +316,38 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
 // than half of the query's Chinese, in two-character pieces, as
 // titleCoverage counts (`want.chinese`: each query's Chinese parts).
 function heldScore(result, data, want) {
-  if (!want.chinese || !result.kbShares || typeof data.content !== "string") return result.kbScore;
+  const has = want.chinese && result.kbShares && piecesOf(data);
+  if (!has) return result.kbScore;
+  let score = 0;
+  for (const [i, share] of result.kbShares) if (holdsMost(has, want.chinese[i])) score += share;
+  return score;
+}
+
+// Whether a page's text holds a piece (cached), or null without its text.
+// A fragment's text is cut into words by zero-width spaces (U+200B), and
+// Pagefind cut some two-character words in two: 预, U+200B, 热. Both forms
+// are looked for in the text as it is, not in a copy without them.
+function piecesOf(data) {
+  if (typeof data.content !== "string") return null;
   const title = data.meta?.title ?? "";
-  // A fragment's text is cut into words by zero-width spaces (U+200B), and
-  // Pagefind cut some two-character words in two: 预, U+200B, 热. Both forms
-  // are looked for in the text as it is, not in a copy without them.
-  const holds = new Map(); // piece → in the page?
-  const has = (piece) => {
+  const holds = new Map();
+  return (piece) => {
     if (!holds.has(piece)) {
       holds.set(piece, title.includes(piece) || data.content.includes(piece)
         || (piece.length === 2 && data.content.includes(`${piece[0]}\u200B${piece[1]}`)));
     }
     return holds.get(piece);
   };
-  let score = 0;
-  for (const [i, share] of result.kbShares) {
-    let held = 0;
-    let total = 0;
-    for (const part of want.chinese[i]) {
-      total += part.length;
-      held += part.length === 1 ? Number(has(part)) : piecesHeld(part, has);
-    }
-    if (!total || held / total > 0.5) score += share;
+}
+
+function holdsMost(has, parts) {
+  let held = 0;
+  let total = 0;
+  for (const part of parts) {
+    total += part.length;
+    held += part.length === 1 ? Number(has(part)) : piecesHeld(part, has);
   }
-  return score;
+  return !total || held / total > 0.5;
 }
 
 // Results `from`…`from + count` of `ranked` with their data (title,
@@ -636,7 +650,8 @@ async function runQuery(raw, since = performance.now()) {
     const list = document.createElement("ol");
     list.className = "kb-search-list";
     for (const { data } of results.top) list.append(renderResult(data, ROOT_URL, results.want.names));
-    container.replaceChildren(...(term ? [renderTerm(term)] : []), list);
+    const notice = results.partial ? [partialNotice(stripQuestion(normalize(raw)))] : [];
+    container.replaceChildren(...(term ? [renderTerm(term)] : []), ...notice, list);
     showCount(status, results.total, results.top.length);
     if (results.total > results.top.length) container.append(moreButton(run, results, list, status));
   } else {
@@ -669,6 +684,15 @@ function done(container, raw) {
   container.setAttribute("data-search-done", "");
   document.title = raw.trim() ? `${raw} - 搜索` : "搜索";
   writeUrl();
+}
+
+// Said above results none of which holds most of the query (文心一言 on
+// pages that hold 文, 心 or 言), so that they are not read as answers.
+function partialNotice(query) {
+  const p = document.createElement("p");
+  p.className = "kb-search-partial";
+  p.textContent = `没有页面含有“${query}”：下面的页面只含其中的部分字词。`;
+  return p;
 }
 
 function showCount(status, total, shown) {

@@ -211,16 +211,38 @@ FAKE_ENGINE = """([query, pages]) => ({search: async (q) => ({results: q !== que
     ("pricing", ["/pcb.html", "/warmup.html", "/loader.html"]),
 ])
 def test_a_chinese_query_counts_only_where_the_page_holds_it(page, server, query, order):
+    found = fake_search(page, server, query, FAKE_PAGES)
+    assert found["urls"] == order
+    assert found["partial"] is False
+
+
+FAKE_PAGES = [["pcb", 8.0, "PCB 产业链", "出货量预计达 200 万台，数据加载、散热材料和调度是重点"],
+              # as Pagefind stores some words: cut in two
+              ["warmup", 4.0, "训练技巧", "学习率预\u200b热可避免梯度爆炸"],
+              ["loader", 2.0, "数据管道", "数据集加载"]]
+
+
+def fake_search(page, server: str, query: str, pages: list) -> dict:
+    """search() of the page's script over FAKE_ENGINE: the shown urls, in
+    order, and `partial`."""
     page.goto(f"{server}/search.html")
-    got = page.evaluate(f"""async ([query, pages]) => {{
+    return page.evaluate(f"""async ([query, pages]) => {{
         const engine = ({FAKE_ENGINE})([query, pages]);
         const found = await (await import('./_static/kb-search.js')).search(engine, query, []);
-        return found.top.map(({{data}}) => data.url);
-    }}""", [query, [["pcb", 8.0, "PCB 产业链", "出货量预计达 200 万台，数据加载、散热材料和调度是重点"],
-                    # as Pagefind stores some words: cut in two
-                    ["warmup", 4.0, "训练技巧", "学习率预\u200b热可避免梯度爆炸"],
-                    ["loader", 2.0, "数据管道", "数据集加载"]]])
-    assert got == order
+        return {{urls: found.top.map(({{data}}) => data.url), partial: found.partial}};
+    }}""", [query, pages])
+
+
+def test_results_none_of_which_holds_the_query_say_so(page, server):
+    """Pagefind finds 文心一言 on pages with 文, 心 or 言: the results are
+    shown, under a line that says no page holds the query."""
+    assert fake_search(page, server, "心得", FAKE_PAGES[:1] + [["notes", 1.0, "笔记", "心里有数"]])["partial"]
+    assert not fake_search(page, server, "心得", [["notes", 1.0, "笔记", "学习心得"]])["partial"]
+    rows = results_for(page, server, "文心一言")
+    assert rows, "the pages that hold some of its characters are still shown"
+    assert page.locator(".kb-search-partial").inner_text() == "没有页面含有“文心一言”：下面的页面只含其中的部分字词。"
+    results_for(page, server, "混合精度")
+    assert page.locator(".kb-search-partial").count() == 0
 
 
 ZWS = "\u200b"
