@@ -650,7 +650,7 @@ async function runQuery(raw, since = performance.now()) {
     const list = document.createElement("ol");
     list.className = "kb-search-list";
     for (const { data } of results.top) list.append(renderResult(data, ROOT_URL, results.want.names));
-    const notice = results.partial ? [partialNotice(stripQuestion(normalize(raw)))] : [];
+    const notice = results.partial ? [partialNotice(raw.trim())] : [];
     container.replaceChildren(...(term ? [renderTerm(term)] : []), ...notice, list);
     showCount(status, results.total, results.top.length);
     if (results.total > results.top.length) container.append(moreButton(run, results, list, status));
