@@ -272,7 +272,8 @@ function headingBonus(data, want) {
 
 // Ranked results as [{result, data, score}] (data loaded for the top `limit`),
 // `term`: the glossary entry the query names, if any, and `partial`: whether
-// none of the top results holds most of the query (see heldScore).
+// none of the top results holds any piece of the query's Chinese (the pages
+// Pagefind found by its characters; see heldScore).
 // The two phases are left as performance measures for the benchmark:
 // "kb-search: index" (Pagefind's search) and "kb-search: excerpts" (its
 // fragments of the top results, excerpts, re-ranking).
@@ -300,10 +301,11 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
     : null;
   const searched = performance.now();
   const top = await withData(ranked, 0, limit, want);
-  // no shown page holds most of the query: they hold some of its characters
-  const partial = Boolean(want.chinese) && top.length > 0 && top.every(({ data }) => {
+  // no shown page holds any piece of a Chinese query, only characters (a
+  // query with Latin words too may be answered by those: batch size 太小)
+  const partial = Boolean(want.chinese) && !/[a-z0-9]/.test(query) && top.length > 0 && top.every(({ data }) => {
     const has = piecesOf(data);
-    return has && !holdsMost(has, want.chinese[0]);
+    return has && heldShare(has, want.chinese[0]) === 0;
   });
   performance.measure("kb-search: index", { start, end: searched });
   performance.measure("kb-search: excerpts", { start: searched, end: performance.now() });
@@ -319,7 +321,7 @@ function heldScore(result, data, want) {
   const has = want.chinese && result.kbShares && piecesOf(data);
   if (!has) return result.kbScore;
   let score = 0;
-  for (const [i, share] of result.kbShares) if (holdsMost(has, want.chinese[i])) score += share;
+  for (const [i, share] of result.kbShares) if (heldShare(has, want.chinese[i]) > 0.5) score += share;
   return score;
 }
 
@@ -340,14 +342,15 @@ function piecesOf(data) {
   };
 }
 
-function holdsMost(has, parts) {
+// The share of the Chinese `parts` that a page holds (`has`), 1 if none.
+function heldShare(has, parts) {
   let held = 0;
   let total = 0;
   for (const part of parts) {
     total += part.length;
     held += part.length === 1 ? Number(has(part)) : piecesHeld(part, has);
   }
-  return !total || held / total > 0.5;
+  return total ? held / total : 1;
 }
 
 // Results `from`…`from + count` of `ranked` with their data (title,
@@ -686,8 +689,8 @@ function done(container, raw) {
   writeUrl();
 }
 
-// Said above results none of which holds most of the query (文心一言 on
-// pages that hold 文, 心 or 言), so that they are not read as answers.
+// Said above results none of which holds any piece of the query (文心一言
+// on pages that hold 文, 心 or 言), so that they are not read as answers.
 function partialNotice(query) {
   const p = document.createElement("p");
   p.className = "kb-search-partial";

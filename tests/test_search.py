@@ -235,9 +235,14 @@ def fake_search(page, server: str, query: str, pages: list) -> dict:
 
 def test_results_none_of_which_holds_the_query_say_so(page, server):
     """Pagefind finds 文心一言 on pages with 文, 心 or 言: the results are
-    shown, under a line that says no page holds the query."""
+    shown, under a line that says no page holds the query. Only when no
+    shown page holds any two-character piece of a Chinese query."""
     assert fake_search(page, server, "心得", FAKE_PAGES[:1] + [["notes", 1.0, "笔记", "心里有数"]])["partial"]
     assert not fake_search(page, server, "心得", [["notes", 1.0, "笔记", "学习心得"]])["partial"]
+    # a page that holds a piece of it may answer it
+    assert not fake_search(page, server, "心得体会", [["notes", 1.0, "笔记", "学习心得"]])["partial"]
+    # and a query with Latin words may be answered by those
+    assert not fake_search(page, server, "batch 心得", [["notes", 1.0, "笔记", "batch 心里有数"]])["partial"]
     rows = results_for(page, server, "文心一言")
     assert rows, "the pages that hold some of its characters are still shown"
     assert page.locator(".kb-search-partial").inner_text() == "没有页面含有“文心一言”：下面的页面只含其中的部分字词。"
