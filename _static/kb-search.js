@@ -303,7 +303,8 @@ export async function search(pagefind, raw, groups, limit = RESULTS_PER_PAGE) {
   const top = await withData(ranked, 0, limit, want);
   // no shown page holds any piece of a Chinese query, only characters (a
   // query with Latin words too may be answered by those: batch size 太小)
-  const partial = Boolean(want.chinese) && !/[a-z0-9]/.test(query) && top.length > 0 && top.every(({ data }) => {
+  const chineseOnly = Boolean(want.chinese) && !/[a-z0-9]/.test(query);
+  const partial = chineseOnly && top.length > 0 && top.every(({ data }) => {
     const has = piecesOf(data);
     return has && heldShare(has, want.chinese[0]) === 0;
   });
@@ -325,21 +326,26 @@ function heldScore(result, data, want) {
   return score;
 }
 
-// Whether a page's text holds a piece (cached), or null without its text.
+// Whether a page's text holds a piece, or null without its text; one lookup
+// per page and piece, shared by heldScore and search's `partial`.
 // A fragment's text is cut into words by zero-width spaces (U+200B), and
 // Pagefind cut some two-character words in two: 预, U+200B, 热. Both forms
 // are looked for in the text as it is, not in a copy without them.
+const PIECES = new WeakMap();
 function piecesOf(data) {
   if (typeof data.content !== "string") return null;
-  const title = data.meta?.title ?? "";
-  const holds = new Map();
-  return (piece) => {
-    if (!holds.has(piece)) {
-      holds.set(piece, title.includes(piece) || data.content.includes(piece)
-        || (piece.length === 2 && data.content.includes(`${piece[0]}\u200B${piece[1]}`)));
-    }
-    return holds.get(piece);
-  };
+  if (!PIECES.has(data)) {
+    const title = data.meta?.title ?? "";
+    const holds = new Map();
+    PIECES.set(data, (piece) => {
+      if (!holds.has(piece)) {
+        holds.set(piece, title.includes(piece) || data.content.includes(piece)
+          || (piece.length === 2 && data.content.includes(`${piece[0]}\u200B${piece[1]}`)));
+      }
+      return holds.get(piece);
+    });
+  }
+  return PIECES.get(data);
 }
 
 // The share of the Chinese `parts` that a page holds (`has`), 1 if none.
