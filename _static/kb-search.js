@@ -169,7 +169,7 @@ export function relaxed(query) {
   };
   if (words.length === 1) {
     const [word] = words;
-    if (HAS_CJK.test(word)) for (let i = 0; i + 2 <= word.length; i++) add(word.slice(i, i + 2), 0.3);
+    if (HAS_CJK.test(word)) for (const piece of pieces(word)) add(piece, 0.3);
     return [...out];
   }
   if (words.join("") !== query.replace(/ /g, "")) add(words.join(" "), 0.8);
@@ -184,7 +184,6 @@ export function relaxed(query) {
 // of its score (relative to the best score of any query) times the query's
 // weight, so a page that matches several names of the same concept rises.
 async function runAll(pagefind, queries) {
-  const total = new Map();
   const shares = new Map(); // per page, [query index, share] of each query it matched
   const found = new Map(); // per page, the result of the query it matched best
   const strongest = new Map();
@@ -196,7 +195,6 @@ async function runAll(pagefind, queries) {
     const weight = queries[i][1];
     for (const result of search.results) {
       const share = (weight * result.score) / scale;
-      total.set(result.id, (total.get(result.id) || 0) + share);
       if (!shares.has(result.id)) shares.set(result.id, []);
       shares.get(result.id).push([i, share]);
       // Show (sections, excerpt) the match of the query as typed; failing
@@ -208,6 +206,8 @@ async function runAll(pagefind, queries) {
       }
     }
   });
+  const total = new Map();
+  for (const [id, list] of shares) total.set(id, list.reduce((sum, [, share]) => sum + share, 0));
   const ranked = [...found.values()].sort((a, b) => total.get(b.id) - total.get(a.id));
   const best = ranked.length ? total.get(ranked[0].id) : 1;
   for (const result of ranked) {
@@ -247,13 +247,18 @@ export function titleCoverage(query, title) {
   return total ? held / total : 0;
 }
 
+// The two-character pieces of a Chinese word, in order: 大模型 → 大模, 模型.
+function pieces(word) {
+  return Array.from({ length: Math.max(0, word.length - 1) }, (_, i) => word.slice(i, i + 2));
+}
+
 // How many characters of a Chinese `part` lie in a two-character piece of it
 // that `has(piece)`.
 function piecesHeld(part, has) {
   const covered = new Set();
-  for (let i = 0; i + 2 <= part.length; i++) {
-    if (has(part.slice(i, i + 2))) covered.add(i).add(i + 1);
-  }
+  pieces(part).forEach((piece, i) => {
+    if (has(piece)) covered.add(i).add(i + 1);
+  });
   return covered.size;
 }
 
