@@ -27,6 +27,8 @@ extensions = [
     "sphinx_copybutton",
     "kb_frontmatter",
     "kb_no_raw_html",
+    "kb_untrusted",
+    "kb_no_silent_loss",
     "kb_listings",
     "kb_editor_notes",
     "kb_glossary",

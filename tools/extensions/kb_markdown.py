@@ -1,0 +1,71 @@
+"""A look at a page's Markdown blocks as MyST sees them, before MyST reads it.
+
+Used by ``kb_untrusted`` (MyST includes, found before MyST reads the file)
+and ``kb_no_silent_loss`` (nesting deeper than the parser keeps). The parser
+is MyST's own (``create_md_parser`` with the project's
+``myst_enable_extensions``), so fences, colon fences, lists and quotes are
+found exactly where MyST finds them. Directive bodies are parsed again by
+MyST on their own, so they are walked as separate texts here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from myst_parser.config.main import MdParserConfig
+from myst_parser.parsers.mdit import create_md_parser
+
+# Directives whose body is not Markdown: code, diagrams, rST, tables of paths.
+LITERAL_BODIES = frozenset({
+    "code", "code-block", "sourcecode", "code-cell", "literalinclude", "include", "mermaid",
+    "math", "eval-rst", "raw", "csv-table", "toctree", "glossary",
+})
+
+_PARSERS: dict[tuple, MarkdownIt] = {}
+
+
+def parser(extensions, max_nesting: int | None = None) -> MarkdownIt:
+    """MyST's Markdown parser for these extensions (optionally with another
+    nesting limit), made once per process."""
+    key = (tuple(sorted(extensions)), max_nesting)
+    if key not in _PARSERS:
+        md = create_md_parser(MdParserConfig(enable_extensions=set(extensions)), RendererHTML)
+        if max_nesting is not None:
+            md.options["maxNesting"] = max_nesting
+        _PARSERS[key] = md
+    return _PARSERS[key]
+
+
+def probe(app, max_nesting: int | None = None) -> MarkdownIt:
+    return parser(app.config.myst_enable_extensions, max_nesting)
+
+
+def texts(md: MarkdownIt, text: str, offset: int = 0) -> Iterator[tuple[list[Token], int]]:
+    """The page's tokens, then those of every directive body (each with the
+    0-based line its text starts on)."""
+    tokens = md.parse(text)
+    yield tokens, offset
+    for token in tokens:
+        name = directive_name(token)
+        if name is not None and name not in LITERAL_BODIES and token.map:
+            yield from texts(md, token.content, token.map[0] + 1 + offset)
+
+
+def directive_name(token: Token) -> str | None:
+    if token.type not in ("fence", "colon_fence") or not token.info.strip().startswith("{"):
+        return None
+    return token.info.strip()[1:].partition("}")[0].strip()
+
+
+def directives(md: MarkdownIt, text: str) -> Iterator[tuple[str, str, int, int]]:
+    """(name, argument, first line, end line) of every MyST directive in
+    ``text``, 0-based lines of ``text``, directives inside directives included."""
+    for tokens, offset in texts(md, text):
+        for token in tokens:
+            name = directive_name(token)
+            if name is not None and token.map:
+                argument = token.info.strip()[1:].partition("}")[2].strip()
+                yield name, argument, token.map[0] + offset, token.map[1] + offset

@@ -1,0 +1,151 @@
+"""What the tools would drop or choke on without a word fails the build at
+its place instead.
+
+- ``KB053`` Markdown nested deeper than the parser keeps. markdown-it stops
+  at ``maxNesting`` (20 levels for MyST's CommonMark preset: a list about ten
+  levels deep) and silently skips everything after that point on the page,
+  the next heading included. Each page is parsed once more with a slightly
+  higher limit: a block token at or past MyST's own limit is exactly what
+  MyST would have dropped.
+- ``KB054`` a page that is not UTF-8. Sphinx decodes the file before any
+  event sees it and stops with a traceback (that under ``-j`` does not even
+  name the file); the bytes are checked first.
+- ``KB055`` a circular toctree (a page listed, directly or not, under
+  itself). Sphinx 9.0 recurses without end in ``collect_relations`` and
+  stops with ``RecursionError`` (upstream: sphinx-doc/sphinx#851, circular
+  tocs are not noticed nicely); the toctrees are checked before writing.
+
+KB054 and KB055 leave nothing sensible to build: the build stops after the
+warning, with exit status 2 and no traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sphinx.util import logging
+
+import kb_markdown
+
+logger = logging.getLogger(__name__)
+
+
+class BuildStopped(SystemExit):
+    """Ends sphinx-build after the warnings that say why (exit status 2).
+
+    Sphinx prints a traceback and asks for a bug report for any exception,
+    SphinxError included; a contributor's mistake deserves only the warning.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(2)
+
+
+# -- KB053 nesting -------------------------------------------------------------
+
+
+def too_deep(app, text: str) -> list[tuple[int, int]]:
+    """(1-based line, depth) of the first block past MyST's nesting limit, in
+    the page and in each directive body (each is parsed on its own)."""
+    limit = kb_markdown.probe(app).options["maxNesting"]
+    md = kb_markdown.probe(app, limit + 2)  # bounded: the probe itself stops soon after
+    found = []
+    for tokens, offset in kb_markdown.texts(md, text):
+        deep = next((t for t in tokens if t.level >= limit and t.map), None)
+        if deep is not None:
+            found.append((deep.map[0] + offset + 1, limit))
+    return found
+
+
+def on_source_read(app, docname: str, source: list[str]) -> None:
+    if not str(app.env.doc2path(docname)).endswith(".md"):
+        return
+    for line, limit in too_deep(app, source[0]):
+        logger.warning("KB053 lists or quotes nested too deep here: the Markdown parser keeps "
+                       "%d levels of nesting and would drop this block and everything after "
+                       "it; flatten the nesting (a sub-list of a sub-list is usually the limit "
+                       "readers follow)", limit, location=(docname, line),
+                       type="kb", subtype="nesting")
+
+
+# -- KB054 encoding --------------------------------------------------------------
+
+
+def utf8_problem(data: bytes) -> tuple[int, str] | None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return line, f"byte 0x{data[exc.start]:02x}"
+    return None
+
+
+def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
+    bad = False
+    for docname in docnames:
+        problem = utf8_problem(env.doc2path(docname).read_bytes())
+        if problem:
+            line, what = problem
+            logger.warning("KB054 the page is not UTF-8 (%s on this line); save it as UTF-8",
+                           what, location=(docname, line), type="kb", subtype="encoding")
+            bad = True
+    if bad:
+        raise BuildStopped
+
+
+# -- KB055 circular toctree -------------------------------------------------------
+
+
+def toctree_cycles(includes: dict[str, list[str]], root: str) -> list[tuple[str, str]]:
+    """(parent, child) toctree entries that lead back to a page above them.
+
+    Depth first with an explicit stack: a chain of thousands of pages must
+    not hit Python's recursion limit here either."""
+    cycles: list[tuple[str, str]] = []
+    done: set[str] = set()
+    for start in [root, *sorted(includes)]:
+        if start in done:
+            continue
+        on_path = {start}
+        stack = [(start, iter(includes.get(start, ())))]
+        while stack:
+            doc, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                on_path.discard(doc)
+                done.add(doc)
+            elif child in on_path:
+                cycles.append((doc, child))
+            elif child not in done:
+                on_path.add(child)
+                stack.append((child, iter(includes.get(child, ()))))
+    return cycles
+
+
+def _entry_line(env, parent: str, child: str) -> int | None:
+    """The line of ``child`` in the toctree of ``parent``'s source."""
+    name = child.rsplit("/", 1)[-1]
+    entry = re.compile(rf"^\s*(?:[^<]*<)?/?(?:[\w./-]*/)?{re.escape(name)}(?:\.md)?>?\s*$")
+    lines = env.doc2path(parent).read_text(encoding="utf-8").split("\n")
+    return next((i + 1 for i, line in enumerate(lines) if entry.match(line)), None)
+
+
+def on_env_updated(app, env) -> None:
+    cycles = toctree_cycles(env.toctree_includes, app.config.root_doc)
+    for parent, child in cycles:
+        logger.warning("KB055 circular toctree: %s lists %s, which is already above it in the "
+                       "site's contents; list every page in one toctree only, under its guide",
+                       parent, child, location=(parent, _entry_line(env, parent, child)),
+                       type="kb", subtype="toctree")
+    if cycles:
+        raise BuildStopped
+
+
+def setup(app) -> dict[str, Any]:
+    app.setup_extension("myst_parser")
+    app.connect("source-read", on_source_read)
+    app.connect("env-before-read-docs", on_env_before_read_docs)
+    app.connect("env-updated", on_env_updated)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,314 @@
+"""Pages are untrusted input: they may only pull in files of the repository,
+link with safe schemes, and never load or redirect to another host.
+
+Every pull request is built by CI with its credentials, and main is
+published. So a page must not be able to publish a file from outside the
+repository (``{literalinclude} /etc/passwd``, ``{include}`` of
+``/proc/self/environ``, a symlinked image), run a script in the reader's
+browser (``javascript:`` links, from MyST or ``{eval-rst}``), redirect
+readers (``.. meta:: :http-equiv=refresh:``) or make their browser call a
+third-party host (a remote image). Each of these is a warning at the page
+and line, so ``-W`` fails the build, and the offending node is removed, so
+that nothing reaches the pages even when ``--keep-going`` writes them:
+
+- ``KB011`` a file outside ``docs/`` and ``_static/`` (symlinks resolved), or
+  not a regular file, pulled in by include, literalinclude, csv-table,
+  image, figure or download;
+- ``KB012`` a link whose scheme is not http, https, mailto or ftp;
+- ``KB013`` a ``meta`` element with ``http-equiv`` (refresh, or a policy);
+- ``KB014`` a resource that the reader's browser, or the build, would fetch
+  from another host (image, figure, csv-table ``:url:``).
+
+Where the file is read is the directive's business, so the checks sit where
+the path is known before anything is read: the ``literalinclude``,
+``include`` (rST) and ``csv-table`` directives are replaced by subclasses
+that check first, and ``raw`` is refused outright (KB010, as raw HTML in
+Markdown is in ``kb_no_raw_html``). MyST's ``{include}`` reads the file in
+its own code, so Markdown pages are scanned for it in ``source-read`` (the
+include is blanked out before MyST parses the page), included text is
+scanned the same way in ``include-read``, and a transform refuses any node
+whose source file lies outside the repository, whatever made it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.directives.code import LiteralInclude
+from sphinx.directives.other import Include
+from sphinx.directives.patches import CSVTable
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+import kb_markdown
+
+logger = logging.getLogger(__name__)
+
+# MyST's own default for which schemes make a link external (myst_url_schemes)
+LINK_SCHEMES = frozenset({"http", "https", "mailto", "ftp"})
+# Raster images inline as data: URIs are local; SVG can carry script.
+DATA_IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*\Z", re.IGNORECASE)
+SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def url_scheme(url: str) -> str | None:
+    """The scheme a browser would see: it drops control characters and
+    spaces around a URL and tabs and newlines inside it (``java\\tscript:``)."""
+    match = SCHEME.match(re.sub(r"[\x00-\x20\x7f]", "", url))
+    return match.group(1).lower() if match else None
+
+
+def is_remote(url: str) -> bool:
+    stripped = re.sub(r"[\x00-\x20\x7f]", "", url)
+    return url_scheme(url) is not None or stripped.startswith(("//", "\\\\", "/\\", "\\/"))
+
+
+def allowed_roots(app) -> tuple[str, ...]:
+    """Folders a page may pull files from: docs/ and _static/ (real paths)."""
+    return tuple(os.path.realpath(p) for p in (app.srcdir, Path(app.confdir) / "_static"))
+
+
+def inside(path: str | os.PathLike, roots: tuple[str, ...]) -> bool:
+    real = os.path.realpath(path)
+    return any(real == root or real.startswith(root + os.sep) for root in roots)
+
+
+def file_problem(path: str | os.PathLike, roots: tuple[str, ...]) -> str | None:
+    """Why a page may not read ``path`` (None: it may)."""
+    if not inside(path, roots):
+        return "lies outside docs/ and _static/"
+    real = os.path.realpath(path)
+    if os.path.exists(real) and not os.path.isfile(real):
+        return "is not a regular file"
+    return None
+
+
+def _refuse_file(location, what: str, target: str, problem: str) -> None:
+    logger.warning("KB011 %s %r %s: pages may only use files inside docs/ or _static/ of "
+                   "this repository (symlinks are resolved); copy the file there",
+                   what, target, problem, location=location, type="kb", subtype="untrusted")
+
+
+# -- directives that read files: check before reading ---------------------------
+
+
+class _Confined(SphinxDirective):
+    """Mixin: refuse the directive's file argument when it is not ours."""
+
+    what = "file"
+
+    def refused(self, argument: str) -> bool:
+        if argument.strip().startswith("<") and argument.strip().endswith(">"):
+            return False  # docutils' own standard definition files (<isonum.txt>)
+        _, absolute = self.env.relfn2path(argument.strip(), self.env.docname)
+        problem = file_problem(absolute, allowed_roots(self.env.app))
+        if problem:
+            _refuse_file(self.get_location(), self.what, argument.strip(), problem)
+            return True
+        return False
+
+
+class ConfinedLiteralInclude(_Confined, LiteralInclude):
+    what = "literalinclude of"
+
+    def run(self) -> list[nodes.Node]:
+        return [] if self.refused(self.arguments[0]) else super().run()
+
+
+class ConfinedInclude(_Confined, Include):
+    """rST ``.. include::`` (in ``{eval-rst}``). MyST runs its own include
+    code for any subclass of docutils' Include: see ``scan_includes``."""
+
+    what = "include of"
+
+    def run(self) -> list[nodes.Node]:
+        return [] if self.refused(self.arguments[0]) else super().run()
+
+
+class ConfinedCSVTable(_Confined, CSVTable):
+    what = "csv-table file"
+
+    def run(self) -> list[nodes.Node]:
+        if "url" in self.options:
+            logger.warning("KB014 csv-table :url: %r would be fetched by the build from another "
+                           "host; put the table in the page or in a file under docs/",
+                           self.options["url"], location=self.get_location(),
+                           type="kb", subtype="untrusted")
+            return []
+        if "file" in self.options:
+            # docutils reads :file: relative to the page; relfn2path does the same,
+            # and maps /x to docs/x as Sphinx's csv-table does
+            if self.refused(self.options["file"]):
+                return []
+        return super().run()
+
+
+class RefusedRaw(SphinxDirective):
+    """``.. raw::`` passes HTML through, or reads it from a file or a URL."""
+
+    has_content = True
+    optional_arguments = 1
+    final_argument_whitespace = True
+    option_spec = {"file": str, "url": str, "encoding": str, "class": str}
+
+    def run(self) -> list[nodes.Node]:
+        logger.warning("KB010 raw directive is not allowed in pages; use MyST syntax (a directive "
+                       "or role) instead, or put text you want to show in a fenced code block",
+                       location=self.get_location(), type="kb", subtype="raw-html")
+        return []
+
+
+# -- MyST's {include}: scanned in the text before MyST reads the file -----------
+
+def scan_includes(app, docname: str, text: str) -> str:
+    """``text`` with every MyST include of a file outside docs/ and _static/
+    blanked out (line numbers kept), each reported at its line."""
+    md = kb_markdown.probe(app)
+    lines = text.split("\n")
+    roots = allowed_roots(app)
+    changed = False
+    for name, argument, start, end in kb_markdown.directives(md, text):
+        if name not in ("include", "literalinclude") or not argument:
+            continue
+        if argument.startswith("<") and argument.endswith(">"):
+            continue
+        _, absolute = app.env.relfn2path(argument, docname)
+        problem = file_problem(absolute, roots)
+        if problem:
+            _refuse_file((docname, start + 1), f"{name} of", argument, problem)
+            lines[start:end] = [""] * (end - start)
+            changed = True
+    return "\n".join(lines) if changed else text
+
+
+def on_source_read(app, docname: str, source: list[str]) -> None:
+    if str(app.env.doc2path(docname)).endswith(".md"):
+        source[0] = scan_includes(app, docname, source[0])
+
+
+def on_include_read(app, relative_path: Path, parent_docname: str, content: list[str]) -> None:
+    """The included file itself, and the includes inside it."""
+    path = Path(app.srcdir) / relative_path
+    docname = app.env.docname
+    problem = file_problem(path, allowed_roots(app))
+    if problem:
+        _refuse_file((docname, None), "include of", str(relative_path), problem)
+        content[0] = ""
+        return
+    if path.suffix == ".md":
+        content[0] = scan_includes(app, docname, content[0])
+
+
+# -- the doctree: links, images, downloads, meta, and where nodes came from -----
+
+
+def _location(node: nodes.Node, docname: str):
+    """The node, or its nearest ancestor that knows its line."""
+    while node is not None and not node.line:
+        node = node.parent
+    return node if node is not None else (docname, None)
+
+
+class RefuseUnsafeNodes(SphinxTransform):
+    """Refuse (warn and remove) what a page must not carry, however it was written."""
+
+    default_priority = 800  # after docutils' and MyST's own transforms made the references
+
+    def apply(self, **kwargs: Any) -> None:
+        app, docname = self.app, self.env.docname
+        roots = allowed_roots(app)
+        # the sources and the data next to conf.py (the glossary is generated from data/)
+        repo = (os.path.realpath(app.confdir), os.path.realpath(app.srcdir))
+        for node in list(self.document.findall(nodes.Element, include_self=False)):
+            if node.parent is None:
+                continue  # removed with an ancestor
+            source = node.source or node.get("source")
+            if isinstance(source, str) and os.path.isabs(source) and not inside(source, repo):
+                _refuse_file(_location(node, docname), "content from", source,
+                             "lies outside the repository")
+                node.replace_self([])
+                continue
+            if isinstance(node, nodes.meta):
+                self.meta(node, docname)
+            elif isinstance(node, nodes.image):
+                self.image(node, docname, roots)
+            elif isinstance(node, addnodes.download_reference):
+                self.download(node, docname, roots)
+            elif node.get("refuri"):
+                self.link(node, docname)
+
+    def link(self, node: nodes.Element, docname: str) -> None:
+        scheme = url_scheme(node["refuri"])
+        if scheme is None or scheme in LINK_SCHEMES:
+            return
+        if isinstance(node, nodes.target):  # reported where it is used, as a reference
+            del node["refuri"]
+            return
+        logger.warning("KB012 link to %r: the %s: scheme is not allowed in pages (only %s); "
+                       "link to a page or a web address instead", node["refuri"], scheme,
+                       ", ".join(sorted(LINK_SCHEMES)), location=_location(node, docname),
+                       type="kb", subtype="untrusted")
+        del node["refuri"]
+        if isinstance(node, nodes.reference):
+            node.replace_self(nodes.inline("", "", *node.children))
+
+    def meta(self, node: nodes.Element, docname: str) -> None:
+        if "http-equiv" not in node.attributes:
+            return
+        logger.warning("KB013 meta http-equiv=%r is not allowed in pages: it can redirect "
+                       "readers or change the page's security policy; remove it",
+                       node["http-equiv"], location=_location(node, docname),
+                       type="kb", subtype="untrusted")
+        node.replace_self([])
+
+    def image(self, node: nodes.image, docname: str, roots) -> None:
+        uri = node["uri"]
+        if DATA_IMAGE.match(uri):
+            return
+        if is_remote(uri):
+            logger.warning("KB014 image %r would make every reader's browser call another host; "
+                           "save the image under docs/ (e.g. docs/_images/) and link it by path",
+                           uri, location=_location(node, docname), type="kb", subtype="untrusted")
+            node.replace_self(nodes.Text(node.get("alt", "")))
+            return
+        _, absolute = self.env.relfn2path(uri, docname)
+        # image.* names a set of candidates in one folder: that folder must be ours
+        problem = file_problem(os.path.dirname(absolute) if "*" in uri else absolute, roots)
+        if problem:
+            _refuse_file(_location(node, docname), "image", uri, problem)
+            node.replace_self(nodes.Text(node.get("alt", "")))
+
+    def download(self, node: nodes.Element, docname: str, roots) -> None:
+        target = node["reftarget"]
+        if is_remote(target):  # Sphinx links it like any web address
+            scheme = url_scheme(target)
+            if scheme is not None and scheme not in LINK_SCHEMES:
+                logger.warning("KB012 download link to %r: the %s: scheme is not allowed in pages",
+                               target, scheme, location=_location(node, docname),
+                               type="kb", subtype="untrusted")
+                node.replace_self(nodes.inline("", "", *node.children))
+            return
+        _, absolute = self.env.relfn2path(target, docname)
+        problem = file_problem(absolute, roots)
+        if problem:
+            _refuse_file(_location(node, docname), "download of", target, problem)
+            node.replace_self(nodes.inline("", "", *node.children))
+
+
+def setup(app) -> dict[str, Any]:
+    app.setup_extension("myst_parser")
+    for name, directive in (("literalinclude", ConfinedLiteralInclude),
+                            ("include", ConfinedInclude),
+                            ("csv-table", ConfinedCSVTable),
+                            ("raw", RefusedRaw)):
+        app.add_directive(name, directive, override=True)
+    app.add_transform(RefuseUnsafeNodes)
+    app.connect("source-read", on_source_read)
+    app.connect("include-read", on_include_read)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
