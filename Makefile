@@ -79,8 +79,21 @@ linkcheck: venv ## check external links (needs the internet: CI runs it weekly)
 check: html lint test ## everything CI runs (internal links: the -n build; external: make linkcheck)
 	@echo "External links are not checked here (no internet in CI): the weekly linkcheck workflow runs 'make linkcheck'."
 
-new: venv ## scaffold an article: make new GUIDE=training SLUG=my-topic TITLE="标题" TAGS=memory
-	$(BIN)/python tools/new_article.py --guide "$(GUIDE)" --slug "$(SLUG)" --title "$(TITLE)" --tags "$(TAGS)"
+# make new's arguments reach the script verbatim: a title may hold $, $(…),
+# quotes, backticks or a newline. Make would expand a command-line variable
+# wherever it is referenced, and also when it exports it to a recipe's
+# environment (running any $(shell …) in it); so they are never exported or
+# referenced, only read with $(value …) into simply-expanded variables that the
+# script reads from its environment. No shell ever sees them.
+NEW_VARS := GUIDE SLUG TITLE TAGS SUMMARY
+unexport $(NEW_VARS)
+new: export KB_NEW_GUIDE := $(value GUIDE)
+new: export KB_NEW_SLUG := $(value SLUG)
+new: export KB_NEW_TITLE := $(value TITLE)
+new: export KB_NEW_TAGS := $(value TAGS)
+new: export KB_NEW_SUMMARY := $(value SUMMARY)
+new: venv ## scaffold an article: make new GUIDE=training SLUG=my-topic TITLE="标题" TAGS=memory [SUMMARY=…]
+	$(BIN)/python tools/new_article.py --from-make
 
 bench: dev-venv ## build benchmark at 12/100/1000 articles, against stock Sphinx + furo
 	$(BIN)/python tools/bench_build.py

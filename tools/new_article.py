@@ -4,18 +4,26 @@ Writes ``docs/<guide>/<slug>.md`` with front matter checked against the one
 schema the build uses (``data/front-matter.schema.json`` and the tag list in
 ``data/tags.yaml``) and adds the page to the guide's reading order (the
 toctree of ``docs/<guide>/index.md``). It refuses a slug that is not ASCII
-kebab-case or that any guide already uses, an unknown guide and unknown tags,
-each with a message that says what to do. Nothing is written on an error.
+kebab-case, that any guide already uses or that names a page of the site
+(``glossary``, ``search``, …), an unknown guide, unknown tags, and an empty or
+multi-line title, each with a message that says what to do. Nothing is written
+on an error.
+
+The title and summary are kept verbatim: YAML-quoted in the front matter, and
+backslash-escaped in the Markdown (H1 and lead quote) so that MyST shows
+``*``, ``_``, backticks, ``{role}``, ``<tag>`` or a trailing ``#`` as typed.
 
 Run:  python tools/new_article.py --guide training --slug zero-offload \\
           --title "ZeRO-Offload 实战" --tags memory,distributed-training \\
           --summary "一句话摘要。"
       make new GUIDE=training SLUG=zero-offload TITLE="ZeRO-Offload 实战" TAGS=memory
+      (make passes its variables through the environment: --from-make)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -28,25 +36,79 @@ sys.path.insert(0, str(ROOT / "tools" / "extensions"))
 from kb_frontmatter import GUIDES, validate  # noqa: E402
 
 SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+DEFAULT_SUMMARY = "（一句话摘要，发布前请修改。）"
+
+# Pages the build makes itself: an article may not take their names.
+GENERATED_PAGES = ("search", "genindex", "404", "tags")
+
+# What `make new` passes, by option: the Makefile exports each make variable
+# unexpanded under these names (see the `new` target).
+MAKE_ENV = {"guide": "KB_NEW_GUIDE", "slug": "KB_NEW_SLUG", "title": "KB_NEW_TITLE",
+            "tags": "KB_NEW_TAGS", "summary": "KB_NEW_SUMMARY"}
+
+# ASCII characters that start Markdown/MyST markup inside a line: emphasis,
+# code, links and images, roles and substitutions ({…}), raw HTML and entities,
+# and a heading's closing #s. Escaped, each shows as itself.
+_MARKUP = re.compile(r"([\\`*_\[\]{}<>#&|~!])")
 
 
 class ScaffoldError(Exception):
     pass
 
 
+def markdown_text(text: str) -> str:
+    """``text`` as Markdown that renders exactly as ``text`` (one line)."""
+    return _MARKUP.sub(r"\\\1", text)
+
+
+def check_line(name: str, value: str) -> str:
+    """A title or summary: one non-empty line, without control characters."""
+    value = value.strip()
+    if not value:
+        raise ScaffoldError(f"KB075 empty {name}; give the article a {name} "
+                            f"(make new … {name.upper()}=\"…\")")
+    bad = next((c for c in value if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise ScaffoldError(f"KB075 the {name} {value!r} holds a control character "
+                            f"({bad!r}); a {name} is one line of text")
+    return value
+
+
+def page_names(docs: Path) -> dict[str, str]:
+    """Names already used by pages that are not articles: slug -> where."""
+    names = {name: "a page the build generates" for name in GENERATED_PAGES}
+    for page in sorted(docs.rglob("*.md")):
+        rel = page.relative_to(docs)
+        if len(rel.parts) == 1 or page.stem == "index":
+            names.setdefault(page.stem, str(Path("docs") / rel))
+    return names
+
+
+def check_slug(docs: Path, slug: str) -> None:
+    if not SLUG.match(slug):
+        raise ScaffoldError(f"KB076 slug {slug!r} is not ASCII kebab-case (e.g. zero-offload)")
+    taken = sorted(docs.glob(f"*/{slug}.md"))
+    if taken:
+        raise ScaffoldError(f"KB076 slug {slug!r} already exists: "
+                            f"{Path('docs') / taken[0].relative_to(docs)}; "
+                            "pick another (slugs are never reused)")
+    reserved = page_names(docs)
+    if slug in reserved:
+        raise ScaffoldError(f"KB076 slug {slug!r} is the name of {reserved[slug]}; "
+                            "pick another")
+
+
 def scaffold(root: Path, guide: str, slug: str, title: str, tags: list[str], summary: str) -> Path:
     docs = root / "docs"
     if guide not in GUIDES:
-        raise ScaffoldError(f"unknown guide {guide!r}; use one of: {', '.join(GUIDES)}")
-    if not SLUG.match(slug):
-        raise ScaffoldError(f"slug {slug!r} is not ASCII kebab-case (e.g. zero-offload)")
-    taken = [p for p in docs.glob(f"*/{slug}.md")]
-    if taken:
-        raise ScaffoldError(f"slug {slug!r} already exists: {taken[0].relative_to(root)}; "
-                            "pick another (slugs are never reused)")
+        raise ScaffoldError(f"KB077 unknown guide {guide!r}; use one of: {', '.join(GUIDES)}")
+    check_slug(docs, slug)
+    title = check_line("title", title)
+    summary = check_line("summary", summary)
     meta = {"title": title, "guide": guide, "tags": tags, "summary": summary}
     text = ("---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=10_000)
-            + f"---\n\n# {title}\n\n> {summary}\n\n正文从这里开始。\n")
+            + f"---\n\n# {markdown_text(title)}\n\n> {markdown_text(summary)}\n\n"
+            "正文从这里开始。\n")
     _, errors = validate(text, f"{guide}/{slug}", root / "data")
     if errors:
         raise ScaffoldError("; ".join(msg for _, msg in errors))
@@ -60,14 +122,34 @@ def scaffold(root: Path, guide: str, slug: str, title: str, tags: list[str], sum
     return page
 
 
+def argv_from_make(environ: dict[str, str]) -> list[str]:
+    """Options from the variables of `make new`, passed as ``--name=value``.
+
+    The ``=`` form keeps a value that starts with ``-`` a value; an empty
+    SUMMARY means "not given".
+    """
+    argv = []
+    for option, name in MAKE_ENV.items():
+        value = environ.get(name, "")
+        if option != "summary" or value:
+            argv.append(f"--{option}={value}")
+    return argv
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--guide", required=True, help=" | ".join(GUIDES))
     parser.add_argument("--slug", required=True, help="ASCII kebab-case file name, no .md")
     parser.add_argument("--title", required=True)
     parser.add_argument("--tags", required=True, help="comma-separated, from data/tags.yaml")
-    parser.add_argument("--summary", default="（一句话摘要，发布前请修改。）")
+    parser.add_argument("--summary", default=DEFAULT_SUMMARY)
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    parser.add_argument("--from-make", action="store_true",
+                        help="take the arguments from make's KB_NEW_* environment variables")
+    if argv is None:
+        argv = sys.argv[1:]
+    if "--from-make" in argv:
+        argv = [*argv, *argv_from_make(os.environ)]
     args = parser.parse_args(argv)
     tags = [t.strip() for t in args.tags.split(",") if t.strip()]
     try:
