@@ -8,8 +8,6 @@ Build: sphinx-build -c . docs _build/html  (see the Makefile).
 import sys
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tools" / "extensions"))
 
@@ -25,6 +23,7 @@ language = "zh_CN"
 extensions = [
     "myst_parser",
     "sphinx_copybutton",
+    "kb_data",
     "kb_frontmatter",
     "kb_no_raw_html",
     "kb_untrusted",
@@ -110,10 +109,9 @@ linkcheck_retries = 3
 linkcheck_rate_limit_timeout = 300.0
 linkcheck_workers = 4
 linkcheck_report_timeouts_as_broken = True
-linkcheck_ignore = [
-    entry["pattern"]
-    for entry in yaml.safe_load((ROOT / "data" / "linkcheck-ignore.yaml").read_text(encoding="utf-8"))
-]
+# The patterns of data/linkcheck-ignore.yaml are added by kb_data when the
+# configuration is read, so a mistake there is a warning at its line.
+linkcheck_ignore = []
 
 # -- sphinx-copybutton -----------------------------------------------------------
 

@@ -10,20 +10,28 @@ name and each alias are terms, so ``{term}`AMP``` and ``{term}`混合精度```
 both link to it), its definition, the sections listed under ``see:``, and —
 generated, never stale — the pages that link the term with ``{term}``.
 
-A ``see:`` label that does not exist is an unresolved reference, which
-``-n -W`` turns into a build error naming the glossary page.
+The entries come from ``kb_data.glossary`` (checked against
+``data/schemas/glossary.schema.json``, unique ids and names; problems are
+KB04x warnings at their line of the YAML file, and only valid entries are
+shown). The nodes generated for an entry carry the YAML file and the
+entry's line as their ``source`` and ``line``, so whatever Sphinx reports
+about them — a ``see:`` label that does not exist is an unresolved
+reference, which ``-n -W`` turns into a build error — names
+``data/glossary.yaml:LINE``, not a line of the glossary page that does not
+exist.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
-import yaml
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.util import logging
 
+import kb_data
 from kb_envstore import per_document
 from kb_listings import holds_listing
 from sphinx.util.docutils import SphinxDirective
@@ -35,12 +43,13 @@ USAGE_SHOWN = 8
 
 
 def load_glossary(data_dir: Path) -> list[dict]:
-    return yaml.safe_load((data_dir / "glossary.yaml").read_text(encoding="utf-8")) or []
+    """The valid entries of data/glossary.yaml (kb_data reports the others)."""
+    return kb_data.glossary(data_dir).data
 
 
 def names(entry: dict) -> list[str]:
     """All names of an entry: Chinese, English, then aliases, without repeats."""
-    return list(dict.fromkeys(n for n in [entry["zh"], entry.get("en"), *entry.get("aliases", [])] if n))
+    return kb_data.glossary_names(entry)
 
 
 class kb_glossary_usage(nodes.General, nodes.Element):
@@ -50,22 +59,39 @@ class kb_glossary_usage(nodes.General, nodes.Element):
 class GlossaryDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         holds_listing(self.env)
+        path = Path(self.config.kb_data_dir) / "glossary.yaml"
         # the page is read again when glossary.yaml changes
-        self.env.note_dependency(str(Path(self.config.kb_data_dir) / "glossary.yaml"))
-        entries = sorted(load_glossary(Path(self.config.kb_data_dir)), key=lambda e: e["id"])
-        lines = ["```{glossary}", ":sorted:", ""]
-        for entry in entries:
-            lines += names(entry)
-            see = " · ".join(f"{{ref}}`{label}`" for label in entry.get("see", []))
-            lines.append(f"  {entry['def']}" + (f"\n\n  详见：{see}" if see else ""))
-            lines.append("")
-        lines.append("```")
-        parsed = self.parse_text_to_nodes("\n".join(lines), offset=self.content_offset)
-        # after each definition, a placeholder for the pages that use the term
+        self.env.note_dependency(str(path))
+        loaded = kb_data.glossary(Path(self.config.kb_data_dir))
+        entries = sorted(zip(loaded.data, loaded.lines), key=lambda e: e[0]["id"])
+        parsed = self.parse_text_to_nodes(glossary_text([e for e, _ in entries]),
+                                          offset=self.content_offset)
+        line_of_term = {names(e)[0]: line for e, line in entries}
         for item in (n for node in parsed for n in node.findall(nodes.definition_list_item)):
             terms = [t.astext() for t in item.findall(nodes.term)]
+            # after each definition, a placeholder for the pages that use the term
             item.next_node(nodes.definition).append(kb_glossary_usage(terms=terms))
+            if terms and terms[0] in line_of_term:
+                _locate(item, str(path.resolve()), line_of_term[terms[0]])
         return parsed
+
+
+def glossary_text(entries: list[dict]) -> str:
+    """A MyST glossary of the entries: names as terms, definition, "详见" links."""
+    lines = ["```{glossary}", ":sorted:", ""]
+    for entry in entries:
+        lines += names(entry)
+        see = " · ".join(f"{{ref}}`{label}`" for label in entry.get("see", []))
+        lines.append(textwrap.indent(entry["def"].strip(), "  ") + (f"\n\n  详见：{see}" if see else ""))
+        lines.append("")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def _locate(item: nodes.Node, source: str, line: int) -> None:
+    """Make the nodes of one entry point at its line in the YAML file."""
+    for node in item.findall():
+        node.source, node.line = source, line
 
 
 def collect_usage(app, doctree) -> None:

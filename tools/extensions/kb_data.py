@@ -1,0 +1,498 @@
+"""One loader for the project's data files (``data/*.yaml``, ``data/*.json``).
+
+Every pull request is untrusted input to a build that runs with CI
+credentials, and the data files are part of it. PyYAML on its own is not a
+safe reader for that:
+
+- it silently keeps the last of two equal keys, so two readers of the same
+  file can disagree about its content;
+- anchors and aliases let a kilobyte of text expand to gigabytes
+  ("billion laughs"), and deep nesting ends in ``RecursionError``;
+- a malformed file ends the build with a Python traceback that names
+  neither the file nor the line.
+
+So every YAML text (a data file, or a page's front matter through
+``kb_frontmatter``) goes through :func:`parse_yaml`: it first scans the
+*events* of the text — nothing is constructed yet — and refuses anchors,
+aliases, explicit tags and nesting deeper than a cap, then composes the
+node tree to find duplicate keys, and only then builds Python objects. Its
+errors carry the line; :func:`line_of` maps a path inside the data (e.g. a
+jsonschema error's ``absolute_path``) back to the line of its YAML node.
+
+The data files are checked against JSON schemas in ``data/schemas/`` and
+for the rules a schema cannot state (unique ids and names, regexes that
+compile). Each problem is a warning at ``data/<file>:LINE`` with a KB04x
+code, logged when the configuration is read; the readers then go on with
+what is usable (the valid entries, or empty data), so ``-W`` fails the
+build at the end with every problem listed, and never with a traceback.
+(Raising a ``SphinxError`` would stop the build at once, but Sphinx 9
+prints it with a traceback frame and an invitation to report a Sphinx bug.)
+
+Reads are cached on the file's path, size and modification time, so a
+build of a thousand pages reads each file once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+# Codes are stable: CONTRIBUTING.md lists them.
+CODES = {
+    "syntax": "KB040",      # not UTF-8, not valid YAML/JSON, missing
+    "duplicate": "KB041",   # a key given twice in one mapping
+    "unsafe": "KB042",      # anchors, aliases, tags, nesting, size
+    "schema": "KB043",      # wrong shape, missing field, wrong type
+    "unique": "KB044",      # an id or name used by two entries
+    "regex": "KB045",       # a pattern that does not compile
+    "meta": "KB046",        # front-matter.schema.json is no usable JSON schema
+}
+
+MAX_DEPTH = 32
+MAX_DATA_BYTES = 2 * 1024 * 1024
+SCHEMAS = Path(__file__).resolve().parents[2] / "data" / "schemas"
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that leaves dates as text.
+
+    ``date: 2026-13-45`` would otherwise raise ValueError (not a YAMLError)
+    while constructing; as text, the schema's pattern reports it.
+    """
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+class YamlProblem(Exception):
+    """A YAML text refused by :func:`parse_yaml`.
+
+    ``kind`` is "syntax", "duplicate" or "unsafe"; callers turn it into
+    their own code (front matter: KB001/KB008/KB009; data files: KB04x).
+    """
+
+    def __init__(self, kind: str, line: int, message: str):
+        super().__init__(message)
+        self.kind, self.line, self.message = kind, line, message
+
+
+# -- the YAML safety core ---------------------------------------------------------
+
+
+def _event_line(event, first_line: int) -> int:
+    return first_line + event.start_mark.line
+
+
+def _scan_events(text: str, first_line: int, max_depth: int) -> None:
+    """Refuse anchors, aliases, tags and deep nesting before building anything."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise YamlProblem("unsafe", _event_line(event, first_line),
+                              "YAML anchors (&name) and aliases (*name) are not allowed; "
+                              "write each value out in full")
+        if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)) and event.tag:
+            raise YamlProblem("unsafe", _event_line(event, first_line),
+                              f"YAML tag {event.tag!r} is not allowed; remove it and write "
+                              "a plain value (quote it to keep it as text)")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > max_depth:
+                raise YamlProblem("unsafe", _event_line(event, first_line),
+                                  f"YAML nested more than {max_depth} levels deep; flatten it")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _duplicate_keys(root: yaml.Node | None, first_line: int) -> None:
+    """Refuse a mapping that gives the same key twice (PyYAML keeps the last)."""
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[tuple, int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    line = first_line + key.start_mark.line
+                    if (key.tag, key.value) in seen:
+                        raise YamlProblem(
+                            "duplicate", line,
+                            f"key {key.value!r} is given twice (first on line "
+                            f"{seen[key.tag, key.value]}); YAML keeps only the last, "
+                            "so remove or merge one of them")
+                    seen[key.tag, key.value] = line
+                stack += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+
+
+def _syntax_problem(exc: Exception, first_line: int) -> YamlProblem:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = first_line + mark.line if mark is not None else first_line
+    problem = getattr(exc, "problem", None) or str(exc)
+    return YamlProblem("syntax", line, f"not valid YAML: {problem}")
+
+
+def parse_yaml(text: str, first_line: int = 1, *, max_bytes: int = MAX_DATA_BYTES,
+               max_depth: int = MAX_DEPTH) -> tuple[yaml.Node | None, Any]:
+    """Return (node tree, data) of a YAML text whose first line is ``first_line``.
+
+    Raises :class:`YamlProblem` for anything unsafe or invalid; never
+    another exception for any input text.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise YamlProblem("unsafe", first_line,
+                          f"YAML block is {size} bytes, more than the limit of {max_bytes}")
+    try:
+        _scan_events(text, first_line, max_depth)
+        root = yaml.compose(text, Loader=_Loader)
+        _duplicate_keys(root, first_line)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        raise _syntax_problem(exc, first_line) from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise YamlProblem("syntax", first_line, f"not valid YAML: {exc}") from None
+    return root, data
+
+
+def line_of(root: yaml.Node | None, path, first_line: int = 1) -> int:
+    """Line (1-based) of the node at ``path`` (keys and indexes), or of its nearest parent."""
+    node, line = root, first_line
+    for key in path:
+        if isinstance(node, yaml.MappingNode):
+            match = [v for k, v in node.value if getattr(k, "value", None) == str(key)]
+            if not match:
+                break
+            node = match[0]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            break
+    if node is not None:
+        line = first_line + node.start_mark.line
+    return line
+
+
+# -- data files -------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One problem in a data file: where, which code, what to do."""
+
+    path: Path
+    line: int
+    code: str
+    message: str
+    entry: int | None = None  # index of the list entry the problem is in
+
+    def location(self, root: Path | None = None) -> str:
+        path = self.path
+        if root is not None and path.is_relative_to(root):
+            path = path.relative_to(root)
+        return f"{path.as_posix()}:{self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.location()}: {self.code} {self.message}"
+
+
+@dataclasses.dataclass(eq=False)  # hashed by identity: cached results are cache keys
+class Loaded:
+    """A data file as read: usable data, the problems found, node lines."""
+
+    data: Any
+    problems: list[Problem]
+    root: yaml.Node | None = None
+    lines: list[int] = dataclasses.field(default_factory=list)  # per kept entry
+
+
+class DataError(Exception):
+    """Raised by :func:`load_yaml` when a file has problems."""
+
+    def __init__(self, problems: list[Problem]):
+        super().__init__("\n".join(map(str, problems)))
+        self.problems = problems
+
+
+def _read_text(path: Path) -> tuple[str | None, Problem | None]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, Problem(path, 1, CODES["syntax"], f"cannot read the file: {exc.strerror}")
+    try:
+        return raw.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, Problem(path, line, CODES["syntax"],
+                             f"not UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8")
+
+
+def _schema(name: str) -> dict:
+    return json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+
+
+def _where(path) -> str:
+    parts = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    return f"at {parts.lstrip('.')}: " if parts else ""
+
+
+def schema_problems(path: Path, data: Any, root, schema: dict, first_line: int = 1) -> list[Problem]:
+    """Each jsonschema error as a KB043 problem at its node's line."""
+    validator = jsonschema.Draft202012Validator(schema)
+    out = []
+    for err in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
+        hint = err.schema.get("description") if isinstance(err.schema, dict) else None
+        where = list(err.absolute_path)
+        out.append(Problem(path, line_of(root, where, first_line), CODES["schema"],
+                           f"{_where(where)}{err.message}" + (f" ({hint})" if hint else ""),
+                           where[0] if where and isinstance(where[0], int) else None))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _read_yaml(path: Path, schema_name: str | None, stamp) -> Loaded:
+    text, problem = _read_text(path)
+    if problem:
+        return Loaded(None, [problem])
+    try:
+        root, data = parse_yaml(text)
+    except YamlProblem as exc:
+        return Loaded(None, [Problem(path, exc.line, CODES[exc.kind], exc.message)])
+    problems = schema_problems(path, data, root, _schema(schema_name)) if schema_name else []
+    return Loaded(data, problems, root)
+
+
+def _stamp(path: Path):
+    try:
+        st = path.stat()
+        return st.st_size, st.st_mtime_ns
+    except OSError:
+        return None
+
+
+def read_yaml(path: Path, schema_name: str | None = None) -> Loaded:
+    """Read and check a YAML file (cached until the file changes); never raises.
+
+    The result is shared between callers: copy before changing it.
+    """
+    path = Path(path).resolve()
+    return _read_yaml(path, schema_name, _stamp(path))
+
+
+def load_yaml(path: Path, schema_name: str | None = None) -> Any:
+    """The data of a YAML file; raises :class:`DataError` listing its problems."""
+    loaded = read_yaml(path, schema_name)
+    if loaded.problems:
+        raise DataError(loaded.problems)
+    return loaded.data
+
+
+# -- the project's files ------------------------------------------------------------
+
+
+def _keep(loaded: Loaded, valid: list[bool], extra: list[Problem]) -> Loaded:
+    """Only the entries of a list file that have no problem, with their lines."""
+    items = loaded.data if isinstance(loaded.data, list) else []
+    kept = [(item, loaded.root.value[i].start_mark.line + 1)
+            for i, item in enumerate(items) if valid[i]]
+    return Loaded([k for k, _ in kept], loaded.problems + extra, loaded.root, [ln for _, ln in kept])
+
+
+def _bad_entries(loaded: Loaded) -> set[int]:
+    """Indexes of list entries that a schema problem points into."""
+    return {p.entry for p in loaded.problems if p.entry is not None}
+
+
+def tags(data_dir: Path) -> Loaded:
+    """data/tags.yaml: tag slug -> Chinese name; {} when unusable."""
+    loaded = read_yaml(Path(data_dir) / "tags.yaml", "tags.schema.json")
+    if loaded.problems or not isinstance(loaded.data, dict):
+        return Loaded({}, loaded.problems, loaded.root)
+    return loaded
+
+
+@functools.lru_cache(maxsize=16)
+def _guides(path: Path, stamp) -> Loaded:
+    loaded = read_yaml(path, "guides.schema.json")
+    if not isinstance(loaded.data, list):
+        return Loaded([], loaded.problems, loaded.root)
+    bad, extra, seen = _bad_entries(loaded), [], {}
+    for i, guide in enumerate(loaded.data):
+        if i in bad:
+            continue
+        line = loaded.root.value[i].start_mark.line + 1
+        if guide["key"] in seen:
+            extra.append(Problem(path, line, CODES["unique"],
+                                 f"guide key {guide['key']!r} is already used on line "
+                                 f"{seen[guide['key']]}; each guide needs its own key"))
+            bad.add(i)
+        seen.setdefault(guide["key"], line)
+    return _keep(loaded, [i not in bad for i in range(len(loaded.data))], extra)
+
+
+def guides(data_dir: Path) -> Loaded:
+    """data/guides.yaml: the valid guides in order; [] when unusable."""
+    path = (Path(data_dir) / "guides.yaml").resolve()
+    return _guides(path, _stamp(path))
+
+
+def glossary_names(entry: dict) -> list[str]:
+    """All names of an entry: Chinese, English, then aliases, without repeats."""
+    return list(dict.fromkeys(n for n in [entry["zh"], entry.get("en"), *entry.get("aliases", [])] if n))
+
+
+@functools.lru_cache(maxsize=16)
+def _glossary(path: Path, stamp) -> Loaded:
+    loaded = read_yaml(path, "glossary.schema.json")
+    if loaded.data is None and not loaded.problems:
+        return Loaded([], [], loaded.root)  # an empty file: no terms
+    if not isinstance(loaded.data, list):
+        return Loaded([], loaded.problems, loaded.root)
+    bad, extra = _bad_entries(loaded), []
+    ids: dict[str, int] = {}
+    names: dict[str, tuple[str, int]] = {}
+    for i, entry in enumerate(loaded.data):
+        if i in bad:
+            continue
+        line = loaded.root.value[i].start_mark.line + 1
+        if entry["id"] in ids:
+            extra.append(Problem(path, line, CODES["unique"],
+                                 f"id {entry['id']!r} is already used by the entry on line "
+                                 f"{ids[entry['id']]}; give each entry its own id"))
+            bad.add(i)
+            continue
+        for name in glossary_names(entry):
+            other = names.get(name.lower())
+            if other and other[0] != entry["id"]:
+                extra.append(Problem(path, line, CODES["unique"],
+                                     f"name {name!r} is already a name of {other[0]!r} (line "
+                                     f"{other[1]}); a name may link to one entry only"))
+                bad.add(i)
+                break
+        if i not in bad:
+            ids[entry["id"]] = line
+            for name in glossary_names(entry):
+                names.setdefault(name.lower(), (entry["id"], line))
+    return _keep(loaded, [i not in bad for i in range(len(loaded.data))], extra)
+
+
+def glossary(data_dir: Path) -> Loaded:
+    """data/glossary.yaml: the valid entries, each with its line in ``lines``."""
+    path = (Path(data_dir) / "glossary.yaml").resolve()
+    return _glossary(path, _stamp(path))
+
+
+@functools.lru_cache(maxsize=16)
+def _linkcheck_ignore(path: Path, stamp) -> Loaded:
+    loaded = read_yaml(path, "linkcheck-ignore.schema.json")
+    if not isinstance(loaded.data, list):
+        return Loaded([], loaded.problems, loaded.root)
+    bad, extra = _bad_entries(loaded), []
+    for i, entry in enumerate(loaded.data):
+        if i in bad:
+            continue
+        try:
+            re.compile(entry["pattern"])
+        except re.error as exc:
+            extra.append(Problem(path, line_of(loaded.root, [i, "pattern"]), CODES["regex"],
+                                 f"pattern {entry['pattern']!r} is not a regular expression: "
+                                 f"{exc.msg} (at position {exc.pos}); escape special characters "
+                                 "such as . ? ( [ with a backslash"))
+            bad.add(i)
+    return _keep(loaded, [i not in bad for i in range(len(loaded.data))], extra)
+
+
+def linkcheck_ignore(data_dir: Path) -> Loaded:
+    """data/linkcheck-ignore.yaml: the entries whose pattern compiles."""
+    path = (Path(data_dir) / "linkcheck-ignore.yaml").resolve()
+    return _linkcheck_ignore(path, _stamp(path))
+
+
+# The parts of the front-matter schema that kb_frontmatter fills in or relies on.
+SCHEMA_NEEDS = ("title", "guide", "tags", "also_in")
+
+
+@functools.lru_cache(maxsize=16)
+def _front_matter_schema(path: Path, stamp) -> Loaded:
+    text, problem = _read_text(path)
+    if problem:
+        return Loaded(None, [problem])
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Loaded(None, [Problem(path, exc.lineno, CODES["syntax"],
+                                     f"not valid JSON: {exc.msg} (column {exc.colno})")])
+    try:  # JSON is YAML: its node tree gives lines, and finds keys given twice
+        root = parse_yaml(text)[0]
+    except YamlProblem as exc:
+        if exc.kind == "duplicate":
+            return Loaded(None, [Problem(path, exc.line, CODES["duplicate"], exc.message)])
+        root = None
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return Loaded(None, [Problem(path, line_of(root, exc.absolute_path), CODES["meta"],
+                                     f"not a valid JSON schema: {_where(exc.absolute_path)}"
+                                     f"{exc.message}")])
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    missing = [k for k in SCHEMA_NEEDS if not isinstance(props, dict) or not isinstance(props.get(k), dict)]
+    if missing or schema.get("type") != "object":
+        return Loaded(None, [Problem(path, line_of(root, ["properties"]), CODES["meta"],
+                                     "the front-matter schema must describe an object "
+                                     f"(\"type\": \"object\") with properties {', '.join(SCHEMA_NEEDS)}"
+                                     + (f"; missing: {', '.join(missing)}" if missing else ""))])
+    return Loaded(schema, [], root)
+
+
+def front_matter_schema(data_dir: Path) -> Loaded:
+    """data/front-matter.schema.json as written; data None when unusable.
+
+    The result is shared: copy it (``copy.deepcopy``) before filling it in.
+    """
+    path = (Path(data_dir) / "front-matter.schema.json").resolve()
+    return _front_matter_schema(path, _stamp(path))
+
+
+# -- the Sphinx side ----------------------------------------------------------------
+
+CHECKED = (tags, guides, glossary, linkcheck_ignore, front_matter_schema)
+
+
+def report(app, problems: list[Problem]) -> None:
+    """Log each problem as a warning at data/<file>:LINE (relative to the confdir)."""
+    root = Path(app.confdir).resolve()
+    for p in problems:
+        logger.warning(f"{p.code} {p.message}", location=p.location(root),
+                       type="kb", subtype="data")
+
+
+def check_data(app, config) -> None:
+    """Report every data file's problems once per build; feed linkcheck."""
+    data_dir = Path(config.kb_data_dir)
+    if not data_dir.is_absolute():
+        data_dir = Path(app.confdir) / data_dir
+    for reader in CHECKED:
+        report(app, reader(data_dir).problems)
+    ignore = linkcheck_ignore(data_dir).data
+    config.linkcheck_ignore = [*config.linkcheck_ignore, *(e["pattern"] for e in ignore)]
+
+
+def setup(app) -> dict[str, Any]:
+    # where the data files are; conf.py sets it to the repository's data/
+    app.add_config_value("kb_data_dir", "data", "env", types=[str])
+    app.connect("config-inited", check_data, priority=100)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
