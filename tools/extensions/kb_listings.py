@@ -38,6 +38,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+import kb_output_state
 from kb_envstore import listing_inputs, per_document
 
 logger = logging.getLogger(__name__)
@@ -198,15 +199,18 @@ def on_env_get_updated(app, env) -> list[str]:
     need no re-reading (which would make every one-page edit a parallel read).
     """
     signature = listing_signature(app)
-    app.kb_listings_changed = signature != getattr(env, "kb_listing_signature", None)
+    # compared with what the written pages show, not with the environment,
+    # which is saved before the pages are written (kb_output_state)
+    app.kb_listings_changed = signature != kb_output_state.before(app, "listings")
+    kb_output_state.record(app, "listings", signature)
     if not app.kb_listings_changed:
         return []
-    env.kb_listing_signature = signature
     return sorted(env.kb_listing_docs)
 
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb_frontmatter")
+    app.setup_extension("kb_output_state")
     app.add_node(kb_listing)
     app.add_directive("kb-article-list", ArticleList)
     app.add_directive("kb-guide-articles", GuideArticles)
@@ -216,4 +220,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-get-updated", on_env_get_updated, priority=400)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 3}
+            "env_version": 4}

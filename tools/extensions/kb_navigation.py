@@ -18,6 +18,8 @@ from typing import Any
 
 from sphinx.util import logging
 
+import kb_output_state
+
 logger = logging.getLogger(__name__)
 
 
@@ -82,6 +84,38 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
                 context[key] = None
 
 
+def nav_shown(app, env) -> dict[str, tuple]:
+    """Per page, the titles its sidebar and previous / next links show."""
+    tops = env.toctree_includes.get(app.config.root_doc, [])
+    shown_tops = tuple((t, _title(env, t)) for t in tops)
+    guide_of = {top: top for top in tops}
+    for top in tops:
+        for kid in env.toctree_includes.get(top, []):
+            guide_of.setdefault(kid, top)
+    relations = env.collect_relations()
+    shown = {}
+    for doc in env.found_docs:
+        sidebar: tuple = ()
+        if doc in guide_of:
+            kids = env.toctree_includes.get(guide_of[doc], [])
+            start, end = window(kids, doc, app.config.kb_nav_window)
+            sidebar = (len(kids), *((d, _title(env, d)) for d in kids[start:end]))
+        near = relations.get(doc, [None, None, None])[1:3]
+        shown[doc] = (shown_tops, sidebar, tuple((d, _title(env, d)) if d else None for d in near))
+    return shown
+
+
+def on_env_get_updated(app, env) -> list[str]:
+    """Pages whose sidebar or previous / next show a title that changed,
+    compared with what the written pages show (kb_output_state)."""
+    shown = nav_shown(app, env)
+    before = kb_output_state.before(app, "nav")
+    kb_output_state.record(app, "nav", shown)
+    if before is None:
+        return sorted(shown)
+    return sorted(doc for doc, row in shown.items() if before.get(doc) != row)
+
+
 def on_builder_inited(app) -> None:
     app.kb_relations = None
 
@@ -89,6 +123,8 @@ def on_builder_inited(app) -> None:
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_nav_window", 9, "html", types=[int])
     # before furo's own handler (priority 500), which calls context["toctree"]
+    app.setup_extension("kb_output_state")
     app.connect("builder-inited", on_builder_inited)
+    app.connect("env-get-updated", on_env_get_updated)
     app.connect("html-page-context", on_page_context, priority=400)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

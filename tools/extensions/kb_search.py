@@ -43,6 +43,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
+import kb_output_state
 import kb_pagefind
 from kb_envstore import rebuild_when_changed
 
@@ -240,8 +241,18 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
         glossary = app.builder.get_relative_uri("search", "glossary")
         aliases = [{**entry, "url": f"{glossary}#{_term_id(app, entry)}"}
                    for entry in app.builder.kb_aliases]
-        # "</" cannot end the inline <script> early
-        context["kb_search_aliases"] = json.dumps(aliases, ensure_ascii=False).replace("</", "<\\/")
+        context["kb_search_aliases"] = json_for_script(aliases)
+
+
+# Inside <script>, "</script", "<!--" and "<script" change how the HTML
+# parser reads what follows; "&" matters to XHTML readers; U+2028/U+2029 end
+# a line in older JavaScript. JSON lets each be written as \uXXXX instead.
+SCRIPT_UNSAFE = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
+
+
+def json_for_script(value) -> str:
+    """JSON that can stand inside a <script> element whatever its strings hold."""
+    return json.dumps(value, ensure_ascii=False).translate(SCRIPT_UNSAFE)
 
 
 def _term_id(app, entry: dict) -> str:
@@ -286,6 +297,8 @@ def on_build_finished(app, exception) -> None:
                        "to build the search index", kb_pagefind.binary(confdir),
                        type="kb", subtype="search")
         return
+    # pages of removed sources are deleted first; then the index must forget them
+    removed = kb_output_state.finish(app)
     failed = kb_pagefind.failure_file(outdir)
     if failed.exists():
         logger.warning("the search index update after the previous build failed:\n%s\n"
@@ -295,6 +308,8 @@ def on_build_finished(app, exception) -> None:
         stale = None
     else:
         stale = _stale_pages(app, outdir)
+        if stale is not None:
+            stale += removed
     if stale == 0:
         return
     if stale is not None and not os.environ.get("KB_SEARCH_SYNC"):
@@ -309,6 +324,7 @@ def on_build_finished(app, exception) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb_frontmatter")  # provides kb_data_dir
+    app.setup_extension("kb_output_state")
     # Pages carry the glossary's names (AliasMarks) outside the parts
     # pagefind.yml excludes: a change to either file writes every page again.
     rebuild_when_changed(app, "kb_search_alias_digest", "html", lambda app: (

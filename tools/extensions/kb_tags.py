@@ -23,6 +23,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.util import logging
 
+import kb_output_state
 from kb_listings import listings_changed, reading_order, title_of
 
 logger = logging.getLogger(__name__)
@@ -65,12 +66,15 @@ def related_all(env) -> dict[str, list[str]]:
 
 def on_env_get_updated(app, env) -> list[str]:
     """Articles whose 相关文章 list changed because another page changed."""
-    if not listings_changed(app) and hasattr(env, "kb_related_shown"):
+    before = kb_output_state.before(app, "related")
+    if not listings_changed(app) and before is not None and hasattr(env, "kb_related_shown"):
         return []  # no title, tag, guide or page changed: every list is as it was
     shown = {d: [(r, title_of(env, r)) for r in rows] for d, rows in related_all(env).items()}
-    before = getattr(env, "kb_related_shown", {})
-    env.kb_related_shown = shown
-    return sorted(d for d, rows in shown.items() if before.get(d) != rows)
+    env.kb_related_shown = shown  # what the pages written now show
+    # compared with what the written pages show (kb_output_state), not with
+    # the environment, which is saved before the pages are written
+    kb_output_state.record(app, "related", shown)
+    return sorted(d for d, rows in shown.items() if (before or {}).get(d) != rows)
 
 
 def _ref(app, fromdoc: str, todoc: str, text: str) -> nodes.reference:
