@@ -6,7 +6,8 @@ browsers that trust the site, so raw HTML is an error, reported where it is::
 
     docs/training/x.md:12: WARNING: KB010 raw HTML (<script>) is not allowed in pages; …
 
-Use MyST instead: admonitions (``:::{note}``), figures, tables, roles. Code
+The node is removed as well, so that a build that goes on after the
+warning (``--keep-going``) writes no raw HTML either. Use MyST instead: admonitions (``:::{note}``), figures, tables, roles. Code
 that shows HTML belongs in a fenced code block, which is not raw HTML.
 """
 
@@ -22,20 +23,33 @@ logger = logging.getLogger(__name__)
 
 
 def on_doctree_read(app, doctree) -> None:
-    for node in doctree.findall(nodes.raw):
+    closing, reported = [], False
+    for node in list(doctree.findall(nodes.raw)):
         if "html" not in node.get("format", "").split():
             continue
         text = node.astext().strip()
-        if re.fullmatch(r"</\s*[A-Za-z][\w-]*\s*>", text):
-            continue  # the closing half of an inline tag already reported
         if re.fullmatch(r"<br\s*/?>", text):
             continue  # MyST renders a Markdown hard line break (two trailing spaces) this way
+        if re.fullmatch(r"</\s*[A-Za-z][\w-]*\s*>", text):
+            closing.append(node)  # the closing half of an inline tag, reported with its start
+            continue
         tag = re.search(r"<\s*([A-Za-z][\w-]*)", text)
         what = f"<{tag.group(1)}>" if tag else "HTML"
-        logger.warning(
-            "KB010 raw HTML (%s) is not allowed in pages; use MyST syntax (a directive or "
-            "role) instead, or put HTML you want to show in a fenced code block", what,
-            location=node, type="kb", subtype="raw-html")
+        _report(node, what)
+        reported = True
+        # and it is not written either: --keep-going still writes the pages
+        node.parent.remove(node)
+    if closing and not reported:  # closing tags alone
+        _report(closing[0], closing[0].astext().strip())
+    for node in closing:
+        node.parent.remove(node)
+
+
+def _report(node, what: str) -> None:
+    logger.warning(
+        "KB010 raw HTML (%s) is not allowed in pages; use MyST syntax (a directive or "
+        "role) instead, or put HTML you want to show in a fenced code block", what,
+        location=node, type="kb", subtype="raw-html")
 
 
 def setup(app) -> dict[str, Any]:

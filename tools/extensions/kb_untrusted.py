@@ -47,6 +47,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import kb_markdown
+from kb_no_silent_loss import BuildStopped
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +99,15 @@ def _refuse_file(location, what: str, target: str, problem: str) -> None:
 # -- directives that read files: check before reading ---------------------------
 
 
+def directive_location(directive: SphinxDirective):
+    """(docname, line) of a directive. Inside ``{eval-rst}`` the line MyST
+    gives rST directives is off by a few; the directive's first line of text,
+    found in the page's source, is exact."""
+    first = directive.block_text.strip().split("\n")[0].strip()
+    docname, line = _location(directive.env, None, directive.env.docname, first or None)
+    return docname, line or directive.lineno
+
+
 class _Confined(SphinxDirective):
     """Mixin: refuse the directive's file argument when it is not ours."""
 
@@ -109,7 +119,7 @@ class _Confined(SphinxDirective):
         _, absolute = self.env.relfn2path(argument.strip(), self.env.docname)
         problem = file_problem(absolute, allowed_roots(self.env.app))
         if problem:
-            _refuse_file(self.get_location(), self.what, argument.strip(), problem)
+            _refuse_file(directive_location(self), self.what, argument.strip(), problem)
             return True
         return False
 
@@ -138,7 +148,7 @@ class ConfinedCSVTable(_Confined, CSVTable):
         if "url" in self.options:
             logger.warning("KB014 csv-table :url: %r would be fetched by the build from another "
                            "host; put the table in the page or in a file under docs/",
-                           self.options["url"], location=self.get_location(),
+                           self.options["url"], location=directive_location(self),
                            type="kb", subtype="untrusted")
             return []
         if "file" in self.options:
@@ -160,7 +170,7 @@ class RefusedRaw(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         logger.warning("KB010 raw directive is not allowed in pages; use MyST syntax (a directive "
                        "or role) instead, or put text you want to show in a fenced code block",
-                       location=self.get_location(), type="kb", subtype="raw-html")
+                       location=directive_location(self), type="kb", subtype="raw-html")
         return []
 
 
@@ -208,11 +218,24 @@ def on_include_read(app, relative_path: Path, parent_docname: str, content: list
 # -- the doctree: links, images, downloads, meta, and where nodes came from -----
 
 
-def _location(node: nodes.Node, docname: str):
-    """The node, or its nearest ancestor that knows its line."""
+def _location(env, node: nodes.Node, docname: str, needle: str | None = None):
+    """(docname, line) of what a node holds. Nodes made by rST directives in
+    ``{eval-rst}`` often carry no line, or the block's: where the offending
+    text is in the page's source, its first line is the place; otherwise the
+    node's line, or its nearest ancestor's. (docname, line) prints the page's
+    path as the build was given it, as Sphinx's own warnings do."""
+    if needle:
+        try:
+            text = env.doc2path(docname).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        at = text.find(needle)
+        if at >= 0:
+            return docname, text.count("\n", 0, at) + 1
     while node is not None and not node.line:
         node = node.parent
-    return node if node is not None else (docname, None)
+    return docname, (node.line if node is not None else None)
+
 
 
 class RefuseUnsafeNodes(SphinxTransform):
@@ -230,7 +253,7 @@ class RefuseUnsafeNodes(SphinxTransform):
                 continue  # removed with an ancestor
             source = node.source or node.get("source")
             if isinstance(source, str) and os.path.isabs(source) and not inside(source, repo):
-                _refuse_file(_location(node, docname), "content from", source,
+                _refuse_file(_location(self.env, node, docname), "content from", source,
                              "lies outside the repository")
                 node.replace_self([])
                 continue
@@ -252,7 +275,8 @@ class RefuseUnsafeNodes(SphinxTransform):
             return
         logger.warning("KB012 link to %r: the %s: scheme is not allowed in pages (only %s); "
                        "link to a page or a web address instead", node["refuri"], scheme,
-                       ", ".join(sorted(LINK_SCHEMES)), location=_location(node, docname),
+                       ", ".join(sorted(LINK_SCHEMES)),
+                       location=_location(self.env, node, docname, node["refuri"]),
                        type="kb", subtype="untrusted")
         del node["refuri"]
         if isinstance(node, nodes.reference):
@@ -263,7 +287,8 @@ class RefuseUnsafeNodes(SphinxTransform):
             return
         logger.warning("KB013 meta http-equiv=%r is not allowed in pages: it can redirect "
                        "readers or change the page's security policy; remove it",
-                       node["http-equiv"], location=_location(node, docname),
+                       node["http-equiv"],
+                       location=_location(self.env, node, docname, "http-equiv"),
                        type="kb", subtype="untrusted")
         node.replace_self([])
 
@@ -274,14 +299,15 @@ class RefuseUnsafeNodes(SphinxTransform):
         if is_remote(uri):
             logger.warning("KB014 image %r would make every reader's browser call another host; "
                            "save the image under docs/ (e.g. docs/_images/) and link it by path",
-                           uri, location=_location(node, docname), type="kb", subtype="untrusted")
+                           uri, location=_location(self.env, node, docname, uri),
+                           type="kb", subtype="untrusted")
             node.replace_self(nodes.Text(node.get("alt", "")))
             return
         _, absolute = self.env.relfn2path(uri, docname)
         # image.* names a set of candidates in one folder: that folder must be ours
         problem = file_problem(os.path.dirname(absolute) if "*" in uri else absolute, roots)
         if problem:
-            _refuse_file(_location(node, docname), "image", uri, problem)
+            _refuse_file(_location(self.env, node, docname, uri), "image", uri, problem)
             node.replace_self(nodes.Text(node.get("alt", "")))
 
     def download(self, node: nodes.Element, docname: str, roots) -> None:
@@ -290,15 +316,62 @@ class RefuseUnsafeNodes(SphinxTransform):
             scheme = url_scheme(target)
             if scheme is not None and scheme not in LINK_SCHEMES:
                 logger.warning("KB012 download link to %r: the %s: scheme is not allowed in pages",
-                               target, scheme, location=_location(node, docname),
+                               target, scheme, location=_location(self.env, node, docname, target),
                                type="kb", subtype="untrusted")
                 node.replace_self(nodes.inline("", "", *node.children))
             return
         _, absolute = self.env.relfn2path(target, docname)
         problem = file_problem(absolute, roots)
         if problem:
-            _refuse_file(_location(node, docname), "download of", target, problem)
+            _refuse_file(_location(self.env, node, docname, target), "download of", target,
+                         problem)
             node.replace_self(nodes.inline("", "", *node.children))
+
+
+# -- symlinks: a link in the repository to a file outside it ----------------------
+
+
+def input_folders(app) -> list[Path]:
+    """Where the build reads pages, assets, templates and data from."""
+    confdir = Path(app.confdir)
+    folders = [Path(app.srcdir), *(confdir / p for p in app.config.html_static_path),
+               *(confdir / p for p in app.config.templates_path)]
+    data = getattr(app.config, "kb_data_dir", None)
+    return folders + ([Path(data) if Path(data).is_absolute() else confdir / data] if data else [])
+
+
+def outside_links(app) -> list[tuple[Path, str]]:
+    """Symlinks in the input folders that lead outside the repository."""
+    repo = (os.path.realpath(app.confdir), os.path.realpath(app.srcdir))
+    found = []
+    for top in input_folders(app):
+        for folder, dirs, files in os.walk(top):
+            for name in dirs + files:
+                path = Path(folder) / name
+                if path.is_symlink() and not inside(path, repo):
+                    found.append((path, os.readlink(path)))
+    return found
+
+
+def _shown(path: Path) -> str:
+    """A path as contributors see it: relative to where the build runs."""
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def on_builder_inited(app) -> None:
+    """The build copies static files and reads pages and data through links:
+    a link that leads outside the repository stops it before anything is read."""
+    links = outside_links(app)
+    for path, target in links:
+        logger.warning("KB011 %s is a symlink to %r, outside the repository: the build would "
+                       "publish that file; replace the link with the file itself",
+                       _shown(path), target, location=f"{_shown(path)}:1",
+                       type="kb", subtype="untrusted")
+    if links:
+        raise BuildStopped
 
 
 def setup(app) -> dict[str, Any]:
@@ -309,6 +382,7 @@ def setup(app) -> dict[str, Any]:
                             ("raw", RefusedRaw)):
         app.add_directive(name, directive, override=True)
     app.add_transform(RefuseUnsafeNodes)
+    app.connect("builder-inited", on_builder_inited)
     app.connect("source-read", on_source_read)
     app.connect("include-read", on_include_read)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

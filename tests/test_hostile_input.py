@@ -1,0 +1,286 @@
+"""Hostile and broken contributions, through `make html` on a copy of the repository.
+
+A pull request is untrusted input to a build that runs with CI's
+credentials and publishes a site. Each case applies one contribution to a
+copy of the repository and runs what CI runs: the build must fail with the
+page and line and a KB code, print no traceback, and write nothing that
+should not be published (a secret next to the repository never reaches any
+output file, the search index included).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from test_build_modes import tree
+from test_contributor_kit import PAGE, _append, _make, repo  # noqa: F401  (fixture)
+
+SECRET = "KB-SECRET-7f3a"
+
+
+@pytest.fixture
+def secret(tmp_path_factory) -> Path:
+    """A file outside the repository copy, as /etc/passwd is outside CI's checkout."""
+    path = tmp_path_factory.mktemp("outside") / "secret.txt"
+    path.write_text(f"{SECRET}\npassword=hunter2\n", encoding="utf-8")
+    return path
+
+
+def published_text(site: Path) -> str:
+    """Everything the build wrote, search-index fragments decompressed."""
+    out = []
+    for path in site.rglob("*"):
+        if path.is_file() and ".doctrees" not in path.parts:
+            data = path.read_bytes()
+            if path.suffix in (".pf_fragment", ".pf_index", ".pf_meta", ".pf_filter"):
+                data = gzip.decompress(data)
+            out.append(data.decode("utf-8", "replace"))
+    return "\n".join(out)
+
+
+def assert_refused(proc, *messages: str) -> str:
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    for message in messages:
+        assert message in out, out[-3000:]
+    return out
+
+
+def _relative_from_page(repo: Path, target: Path) -> str:
+    return os.path.relpath(target, (repo / PAGE).parent)
+
+
+# -- 1. files from outside the repository ------------------------------------------
+
+
+def _literalinclude(repo, secret):
+    return _append(repo, f"```{{literalinclude}} {_relative_from_page(repo, secret)}\n```\n")
+
+
+def _myst_include(repo, secret):
+    return _append(repo, f"```{{include}} {_relative_from_page(repo, secret)}\n```\n")
+
+
+def _colon_include_literal(repo, secret):
+    return _append(repo, f":::{{include}} {_relative_from_page(repo, secret)}\n:literal:\n:::\n")
+
+
+def _rst_include(repo, secret):
+    rel = _relative_from_page(repo, secret)
+    return _append(repo, f"```{{eval-rst}}\n.. include:: {rel}\n   :literal:\n```\n") + 1
+
+
+def _download(repo, secret):
+    return _append(repo, f"{{download}}`配置文件 <{_relative_from_page(repo, secret)}>`\n")
+
+
+def _csv_table_file(repo, secret):
+    rel = _relative_from_page(repo, secret)
+    return _append(repo, f"```{{csv-table}} 表\n:file: {rel}\n```\n")
+
+
+OUTSIDE = {
+    "literalinclude": _literalinclude,
+    "myst-include": _myst_include,
+    "myst-include-literal": _colon_include_literal,
+    "rst-include": _rst_include,
+    "download": _download,
+    "csv-table-file": _csv_table_file,
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUTSIDE))
+def test_a_file_from_outside_the_repository_is_refused_and_not_published(repo, secret, case):
+    line = OUTSIDE[case](repo, secret)
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB011")
+    assert SECRET not in published_text(repo / "_build/html")
+
+
+@pytest.mark.parametrize("where", ["docs/training/leak.md", "docs/training/diagram.png",
+                                   "_static/leak.css", "data/leak.yaml"])
+def test_a_symlink_out_of_the_repository_stops_the_build_before_it_reads(repo, secret, where):
+    (repo / where).symlink_to(secret)
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{where}:1: WARNING: KB011")
+    assert SECRET not in published_text(repo / "_build/html")
+
+
+# -- 2. scripts, redirects and third-party requests -----------------------------------
+
+
+def _rst(repo, body: str) -> int:
+    """An {eval-rst} block; returns the line of its first rST line."""
+    return _append(repo, "```{eval-rst}\n" + body + "```\n") + 1
+
+
+UNSAFE = {
+    "rst-javascript-link": (lambda repo: _rst(repo, "`点我 <javascript:alert(1)>`_\n"),
+                            "KB012", "javascript:"),
+    "rst-tab-in-scheme": (lambda repo: _rst(repo, "`点我 <java\tscript:alert(1)>`_\n"),
+                          "KB012", "script:alert"),
+    "image-target-javascript": (lambda repo: 1 + _rst(
+        repo, ".. image:: ../../_static/favicon.svg\n   :target: javascript:alert(2)\n"),
+        "KB012", "javascript:"),
+    "rst-data-link": (lambda repo: _rst(repo, "`看 <data:text/html;base64,PHNjcmlwdD4=>`_\n"),
+                      "KB012", "data:text/html"),
+    "meta-refresh": (lambda repo: 1 + _rst(
+        repo, ".. meta::\n   :http-equiv=refresh: 0; url=https://evil.example/\n"),
+        "KB013", "evil.example"),
+    "remote-image": (lambda repo: _append(repo, "![图](https://tracker.example/pixel.png)\n"),
+                     "KB014", "tracker.example"),
+    "remote-figure": (lambda repo: _rst(repo, ".. figure:: //tracker.example/f.png\n"),
+                      "KB014", "tracker.example"),
+    "csv-table-url": (lambda repo: _rst(repo, ".. csv-table:: t\n   :url: http://127.0.0.1:9/t.csv\n"),
+                      "KB014", "127.0.0.1:9"),
+    "raw-directive": (lambda repo: _rst(repo, ".. raw:: html\n\n   <script>alert(3)</script>\n"),
+                      "KB010", "alert(3)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNSAFE))
+def test_scripts_redirects_and_remote_resources_are_refused_and_not_written(repo, case):
+    add, code, trace = UNSAFE[case]
+    line = add(repo)
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{PAGE}:{line}: WARNING: {code}")
+    page = (repo / "_build/html" / PAGE.replace("docs/", "").replace(".md", ".html")).read_text(
+        encoding="utf-8")
+    assert trace not in page
+
+
+# -- 3. nothing dropped without a word ------------------------------------------------
+
+
+def test_a_list_nested_deeper_than_the_parser_keeps_fails_at_its_line(repo):
+    items = "".join("  " * depth + f"- 第 {depth + 1} 层\n" for depth in range(11))
+    line = _append(repo, items + "\n## 后面的小节\n\n正文。\n")
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{PAGE}:{line + 9}: WARNING: KB053")
+
+
+def test_a_page_that_is_not_utf8_fails_with_its_name_and_line(repo):
+    page = repo / PAGE
+    page.write_bytes(page.read_bytes() + "\n正文\n".encode("gbk"))
+    line = page.read_bytes().count(b"\n")
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB054")
+
+
+def test_a_circular_toctree_fails_at_the_entry_not_with_recursion(repo):
+    line = _append(repo, "```{toctree}\n:hidden:\n\nindex\n```\n") + 3
+    proc = _make(repo, "html")
+    out = assert_refused(proc, f"{PAGE}:{line}: WARNING: KB055")
+    assert "RecursionError" not in out
+
+
+# -- 4. the output follows the sources, however builds end ----------------------------------
+
+
+def _search_pages(site: Path) -> set[str]:
+    """The page URLs in the search index."""
+    urls = set()
+    for fragment in (site / "pagefind/fragment").glob("*.pf_fragment"):
+        data = gzip.decompress(fragment.read_bytes()).decode("utf-8")
+        urls.add(json.loads(data.removeprefix("pagefind_dcd"))["url"])
+    return urls
+
+
+def test_a_deleted_or_renamed_article_leaves_the_site_and_the_index(repo):
+    import kb_pagefind
+    import new_article
+
+    for slug in ("zebra-one", "zebra-two"):
+        new_article.scaffold(repo, "hardware", slug, f"斑马 {slug}", ["gpu"], "斑马测试。")
+    assert _make(repo, "html").returncode == 0
+    site = repo / "_build/html"
+    kb_pagefind.wait(site)
+    assert {"zebra-one.html", "zebra-two.html"} <= {u.rsplit("/", 1)[-1] for u in _search_pages(site)}
+    # one deleted, one renamed (its toctree entry follows)
+    index = repo / "docs/hardware/index.md"
+    (repo / "docs/hardware/zebra-one.md").unlink()
+    (repo / "docs/hardware/zebra-two.md").rename(repo / "docs/hardware/zebra-three.md")
+    index.write_text(index.read_text(encoding="utf-8").replace("zebra-one\n", "")
+                     .replace("zebra-two\n", "zebra-three\n"), encoding="utf-8")
+    proc = _make(repo, "html")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    kb_pagefind.wait(site)
+    assert sorted(p.name for p in (site / "hardware").glob("zebra-*")) == ["zebra-three.html"]
+    pages = {u.rsplit("/", 1)[-1] for u in _search_pages(site)}
+    assert "zebra-three.html" in pages and not {"zebra-one.html", "zebra-two.html"} & pages
+    assert "zebra-one" not in (site / "hardware/index.html").read_text(encoding="utf-8")
+
+
+INTERRUPT = '''
+"""Test only: Ctrl-C while the named page is written (KB_INTERRUPT_AT)."""
+import os
+
+
+def setup(app):
+    def interrupt(app, pagename, *args):
+        if pagename == os.environ.get("KB_INTERRUPT_AT"):
+            raise KeyboardInterrupt
+    app.connect("html-page-context", interrupt)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+'''
+
+
+def test_an_interrupted_build_then_make_html_equals_a_full_build(repo, tmp_path, monkeypatch):
+    (repo / "tools/extensions/kb_interrupt_for_test.py").write_text(INTERRUPT, encoding="utf-8")
+    with open(repo / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write('\nextensions.append("kb_interrupt_for_test")\n')
+    assert _make(repo, "html").returncode == 0
+    page = repo / "docs/training/llm-training-10-tips.md"
+    text = page.read_text(encoding="utf-8")
+    old = "大模型训练优化实战：提升效率的 10 个技巧"
+    page.write_text(text.replace(f"title: {old}", "title: 十个训练技巧", 1)
+                    .replace(f"# {old}", "# 十个训练技巧", 1), encoding="utf-8")
+    # the first page of the run is written, the second interrupts it
+    monkeypatch.setenv("KB_INTERRUPT_AT", "errata")
+    interrupted = _make(repo, "html")
+    assert interrupted.returncode != 0 and "Interrupted" in interrupted.stdout + interrupted.stderr
+    monkeypatch.delenv("KB_INTERRUPT_AT")
+    assert _make(repo, "html").returncode == 0
+    full = tmp_path / "full"
+    shutil.copytree(repo / "docs", full / "docs")
+    from conftest import sphinx_build
+
+    proc = sphinx_build(full / "docs", full / "html", "-j", "auto", conf=repo)
+    assert proc.returncode == 0, proc.stderr
+    incremental, clean = tree(repo / "_build/html"), tree(full / "html")
+    stale = [f for f in clean if incremental.get(f) != clean[f] and f != ".kb-built"]
+    assert stale == []
+
+
+# -- 5. data embedded in pages is escaped for where it lands ------------------------------------
+
+
+def test_hostile_glossary_text_cannot_break_out_of_the_search_page_data(repo):
+    glossary = repo / "data/glossary.yaml"
+    # raw HTML in a definition is refused (KB010); as code it is text, and lands
+    # in the search page's embedded data as it is
+    hostile = "`<!--<script>` 与 `</script><script>alert(1)</script>` & \u2028\u2029"
+    glossary.write_text(glossary.read_text(encoding="utf-8") + (
+        "- id: hostile\n  zh: 恶意术语\n  en: hostile term\n"
+        f"  def: {json.dumps(hostile, ensure_ascii=False)}\n"), encoding="utf-8")
+    proc = _make(repo, "html")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    html = (repo / "_build/html/search.html").read_text(encoding="utf-8")
+    data = re.search(r'<script type="application/json" id="kb-search-aliases">(.*?)</script>',
+                     html, re.S).group(1)
+    # inside <script>, only "<" can change how the HTML parser reads on
+    assert not re.search("[<>&\u2028\u2029]", data)
+    entry = next(e for e in json.loads(data) if "恶意术语" in e["names"])
+    written = next(e for e in yaml.safe_load(glossary.read_text(encoding="utf-8"))
+                   if e["id"] == "hostile")
+    assert entry["def"] == written["def"] and "<!--<script>" in entry["def"]
+    assert html.count("</script>") == html.count("<script")
