@@ -29,9 +29,24 @@ const CJK = "\\u3400-\\u9fff\\uf900-\\ufaff";
 const HAS_CJK = new RegExp(`[${CJK}]`);
 const CJK_THEN_LATIN = new RegExp(`([${CJK}])([a-z0-9])`, "g");
 const LATIN_THEN_CJK = new RegExp(`([a-z0-9])([${CJK}])`, "g");
+// Characters a reader cannot see that split or hide a word: zero-width
+// spaces and joiners, bidi controls, the byte order mark, the soft hyphen,
+// variation selectors (训\u200b练 is 训练).
+const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/g;
+// Longer queries are cut, with a notice: Pagefind's work grows with the
+// query, and a query of 100 KB kept the page busy for 40 s.
+export const MAX_QUERY = 200;
+
+// The query as searched: without invisible characters, at most MAX_QUERY
+// characters (code points: a character outside the BMP is not split).
+export function cleanQuery(raw) {
+  const chars = Array.from(raw.replace(INVISIBLE, ""));
+  return { text: chars.slice(0, MAX_QUERY).join(""), cut: chars.length > MAX_QUERY };
+}
 
 export function normalize(query) {
   return query
+    .replace(INVISIBLE, "")
     .normalize("NFKC")
     .toLowerCase()
     .replace(PUNCTUATION, " ")
@@ -619,7 +634,7 @@ function loadPagefind({ warmUp = false } = {}) {
 // While the reader types, load the index chunks of the query, so that they
 // are there when the query is run.
 async function preload(raw) {
-  const query = stripQuestion(normalize(raw));
+  const query = stripQuestion(normalize(cleanQuery(raw).text));
   if (!query) return;
   const pagefind = await loadPagefind();
   await pagefind.preload(query);
@@ -631,8 +646,9 @@ let newestRun = 0;
 // [data-search-query] names the query shown. A run that a newer one overtook
 // shows nothing. `since` is when the reader asked (keystroke or submit), for
 // [data-search-ms].
-async function runQuery(raw, since = performance.now()) {
+async function runQuery(asked, since = performance.now()) {
   const run = ++newestRun;
+  const { text: raw, cut } = cleanQuery(asked);
   const container = document.getElementById("search-results");
   const status = document.getElementById("kb-search-status");
   container.removeAttribute("data-search-done");
@@ -660,19 +676,28 @@ async function runQuery(raw, since = performance.now()) {
   container.dataset.searchMs = String(Math.round(performance.now() - since));
   container.dataset.searchQuery = raw;
   const { term } = results;
+  const cutNotice = cut ? [cutQueryNotice()] : [];
   if (results.total) {
     const list = document.createElement("ol");
     list.className = "kb-search-list";
     for (const { data } of results.top) list.append(renderResult(data, ROOT_URL, results.want.names));
     const notice = results.partial ? [partialNotice(raw.trim())] : [];
-    container.replaceChildren(...(term ? [renderTerm(term)] : []), ...notice, list);
+    container.replaceChildren(...cutNotice, ...(term ? [renderTerm(term)] : []), ...notice, list);
     showCount(status, results.total, results.top.length);
     if (results.total > results.top.length) container.append(moreButton(run, results, list, status));
   } else {
     status.textContent = "没有找到相关页面。";
     message(container, `没有找到与“${raw}”相关的页面。换个说法，或试试英文名、缩写，也可以浏览全部文章。`);
+    container.prepend(...cutNotice);
   }
   done(container, raw);
+}
+
+function cutQueryNotice() {
+  const p = document.createElement("p");
+  p.className = "kb-search-cut";
+  p.textContent = `查询太长，只搜索了前 ${MAX_QUERY} 个字。`;
+  return p;
 }
 
 // The URL follows the box, but is written once results are shown: writing

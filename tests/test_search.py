@@ -408,3 +408,26 @@ def test_results_follow_typing_and_history(page, server):
         "document.querySelector('#search-results').dataset.searchQuery === '昇腾'", timeout=20_000)
     assert box.input_value() == "昇腾"
     assert page.console_errors == [] and page.foreign_requests == []
+
+
+def test_invisible_characters_do_not_split_a_query(page, server):
+    """训\u200b练 (a zero-width space), or bidi controls around a word, find
+    what the visible query finds."""
+    plain = [r["docname"] for r in results_for(page, server, "训练")]
+    assert plain
+    for hidden in ("训\u200b练", "\u202e训练\u202c", "\ufeff训\u200d练\u2066"):
+        assert [r["docname"] for r in results_for(page, server, hidden)] == plain, repr(hidden)
+
+
+def test_a_huge_query_is_cut_with_a_notice(page, server):
+    """A query opened from a link is searched as its first 200 characters, and
+    says so; the box takes no more than 200 (a 100 KB paste kept the page
+    busy for 40 s)."""
+    link = "混合精度" + "训练" * 3_000  # as long as the test server's request line allows
+    page.goto(f"{server}/search.html?q={urllib.parse.quote(link)}")
+    page.wait_for_selector("#search-results[data-search-done]", state="attached", timeout=20_000)
+    assert "只搜索了前 200 个字" in page.inner_text(".kb-search-cut")
+    assert page.locator("[data-search-result]").count() > 0
+    assert len(page.input_value("#kb-search-input")) == 200
+    page.fill("#kb-search-input", "训练" * 50_000)
+    assert len(page.input_value("#kb-search-input")) == 200
