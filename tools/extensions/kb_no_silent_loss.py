@@ -4,9 +4,11 @@ its place instead.
 - ``KB053`` Markdown nested deeper than the parser keeps. markdown-it stops
   at ``maxNesting`` (20 levels for MyST's CommonMark preset: a list about ten
   levels deep) and silently skips everything after that point on the page,
-  the next heading included. Each page is parsed once more with a slightly
-  higher limit: a block token at or past MyST's own limit is exactly what
-  MyST would have dropped.
+  the next heading included (the limit is by design, markdown-it/markdown-it
+  #1025; MyST does not report it). Each page is parsed once more with a
+  slightly higher limit: a block token at or past the limit of MyST's own
+  parser (read from it, so a change upstream moves this check with it) is
+  exactly what MyST would have dropped.
 - ``KB054`` a page that is not UTF-8. Sphinx decodes the file before any
   event sees it and stops with a traceback (that under ``-j`` does not even
   name the file); the bytes are checked first.
@@ -63,9 +65,9 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
         return
     for line, limit in too_deep(app, source[0]):
         logger.warning("KB053 lists or quotes nested too deep here: the Markdown parser keeps "
-                       "%d levels of nesting and would drop this block and everything after "
-                       "it; flatten the nesting (a sub-list of a sub-list is usually the limit "
-                       "readers follow)", limit, location=(docname, line),
+                       "%d levels of blocks (about nine levels of list) and would drop this "
+                       "block and everything after it; flatten the nesting", limit,
+                       location=(docname, line),
                        type="kb", subtype="nesting")
 
 
