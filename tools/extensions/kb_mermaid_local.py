@@ -1,31 +1,274 @@
-"""Serve mermaid from the site itself, never from a CDN.
+"""Mermaid diagrams: checked at build time, served from the site itself, and
+loaded by a static script (no inline ``<script>``).
 
-sphinxcontrib-mermaid loads mermaid from cdn.jsdelivr.net unless
-``mermaid_use_local`` names a file under ``_static``; readers behind filtered
-networks cannot reach the CDN. The npm package ``mermaid`` (pinned in
-package.json and its lock file, installed by ``npm ci``) ships an ESM build
-that imports its diagram types from a ``chunks/`` folder on demand. This
-extension copies that build, the whole chunk folder and no source maps, into
-``<outdir>/_static/vendor/mermaid/`` and points ``mermaid_use_local`` at it.
-Only pages with a diagram load the script (sphinxcontrib-mermaid adds it to
-pages without a doctree too; this extension removes it there).
+Three jobs, each once per build:
 
-A missing ``node_modules/mermaid`` is a warning (``-W`` fails): run ``npm ci``.
+- **Check (KB060).** mermaid draws in the reader's browser; a diagram with a
+  syntax error used to pass the build and show "Syntax error in text". Every
+  diagram is parsed with mermaid's own parser, by one Node process per build
+  (``kb_mermaid_check.mjs`` beside this file, JSON over stdin/stdout). Results
+  are cached in the environment by a digest of the diagram text (and of the
+  mermaid version, the checker and ``mermaid_init_config``), so an
+  incremental build starts Node only for diagram text it has not seen; a
+  broken diagram keeps failing every build until it is fixed, re-read or not.
+  Node or mermaid missing, or a parse that takes longer than
+  ``kb_mermaid_timeout`` seconds, is a warning too (``-W`` fails).
+- **Serve.** The npm package ``mermaid`` (pinned in package-lock.json,
+  installed by ``npm ci``) ships an ESM build that imports its diagram types
+  from a ``chunks/`` folder on demand. That build, the whole chunk folder and
+  no source maps, is copied to ``<outdir>/_static/vendor/mermaid/``; nothing
+  comes from a CDN.
+- **Load.** sphinxcontrib-mermaid writes an inline ``<script type="module">``
+  (import + initialisation) into pages, which a Content-Security-Policy
+  without ``'unsafe-inline'`` blocks. Pages with a diagram load
+  ``_static/kb-mermaid.js`` instead, with the settings from conf.py
+  (``mermaid_init_config``, themes, size, fullscreen button) in a data
+  attribute of its ``<script>`` tag, and ``_static/kb-mermaid.css``. Other
+  pages load neither.
+
+What this relies on in sphinxcontrib-mermaid beyond its documented options
+(its README documents the directive and the config values): the ``mermaid``
+node class with the diagram text in ``node["code"]``, the ``Mermaid``
+directive class, and that its inline loader is written only when
+``mermaid_output_format`` is ``"raw"``. Upstream has no option for an
+external loader yet: mgaitan/sphinxcontrib-mermaid#222. tests/test_mermaid.py
+fails if any of this changes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
+from docutils import nodes
+from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
+from sphinxcontrib.mermaid import Mermaid, mermaid
 
 logger = logging.getLogger(__name__)
 
 ENTRY = "mermaid.esm.min.mjs"
 CHUNKS = Path("chunks") / "mermaid.esm.min"
 TARGET = Path("_static") / "vendor" / "mermaid"
+CHECKER = Path(__file__).with_name("kb_mermaid_check.mjs")
+SCRIPT = "kb-mermaid.js"
+STYLE = "kb-mermaid.css"
+# the longest lines of mermaid's message kept in a warning
+MESSAGE_LIMIT = 400
+
+
+def _warn(message: str, *args, location=None) -> None:
+    logger.warning(message, *args, location=location, type="kb", subtype="mermaid")
+
+
+# -- reading: each diagram with its line -----------------------------------------
+
+
+class LocatedMermaid(Mermaid):
+    """sphinxcontrib-mermaid's directive, with the directive's line on its node.
+
+    Upstream sets no source or line on the ``mermaid`` node, and MyST fills
+    them in only for a node the directive returns itself, not for one inside
+    the figure that ``:caption:`` wraps it in."""
+
+    def run(self, **kwargs) -> list[nodes.Node]:
+        result = super().run(**kwargs)
+        source, line = self.state_machine.get_source_and_line(self.lineno)
+        for top in result:
+            for node in top.findall(mermaid):
+                if node.line is None:
+                    node.source, node.line = source, line
+        return result
+
+
+class DiagramCollector(EnvironmentCollector):
+    """``env.kb_mermaid``: docname -> [(line, code, zoom)] of its diagrams.
+
+    The documented Sphinx API for per-document data: purged when a document
+    is re-read or removed, merged from the worker processes under ``-j``."""
+
+    def clear_doc(self, app, env, docname: str) -> None:
+        _diagrams(env).pop(docname, None)
+
+    def merge_other(self, app, env, docnames: set[str], other) -> None:
+        theirs = _diagrams(other)
+        for docname in docnames:
+            if docname in theirs:
+                _diagrams(env)[docname] = theirs[docname]
+
+    def process_doc(self, app, doctree: nodes.document) -> None:
+        found = [(node.line, node["code"], "zoom" in node) for node in doctree.findall(mermaid)]
+        if found:
+            _diagrams(app.env)[app.env.docname] = found
+
+
+def _diagrams(env) -> dict[str, list[tuple[int | None, str, bool]]]:
+    if not hasattr(env, "kb_mermaid"):
+        env.kb_mermaid = {}
+    return env.kb_mermaid
+
+
+# -- checking: one Node process for the diagram texts not seen before -------------
+
+
+def _fingerprint(app) -> str:
+    """What a parse result depends on besides the diagram text."""
+    package = Path(app.confdir) / "node_modules" / "mermaid" / "package.json"
+    version = json.loads(package.read_text(encoding="utf-8")).get("version") if package.exists() else "none"
+    config = json.dumps(app.config.mermaid_init_config, sort_keys=True, default=str)
+    return hashlib.sha256(f"{version}\0{config}\0".encode() + CHECKER.read_bytes()).hexdigest()
+
+
+def _digest(fingerprint: str, code: str) -> str:
+    return hashlib.sha256(f"{fingerprint}\0{code}".encode()).hexdigest()
+
+
+def summary(message: str) -> str:
+    """The first line of mermaid's message, and its last when that says what
+    was expected (the excerpt and ``---^`` caret lines between are left out:
+    they mean nothing on one line)."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return "no message"
+    kept = lines[:1]
+    if len(lines) > 1 and not lines[-1].endswith("^"):
+        kept.append(lines[-1])
+    text = " ".join(kept)
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " …"
+
+
+def _answers(stdout: str | bytes | None) -> list[dict]:
+    """The JSON lines the checker wrote (the last may be cut off by a kill)."""
+    if isinstance(stdout, bytes):
+        stdout = stdout.decode("utf-8", "replace")
+    found = []
+    for line in (stdout or "").splitlines():
+        try:
+            found.append(json.loads(line))
+        except ValueError:
+            continue
+    return found
+
+
+def run_checker(app, codes: list[str]) -> tuple[dict[str, str | None], str | None]:
+    """Parse ``codes`` in one Node process: ({code: error or None}, the code
+    that was still being parsed when the time ran out, if it did)."""
+    node = shutil.which(app.config.kb_mermaid_node)
+    if node is None:
+        _warn("Node.js (%r) is not installed: it is needed to check the mermaid diagrams; "
+              "install Node 20 or later, then run `npm ci`", app.config.kb_mermaid_node)
+        return {}, None
+    logger.info("kb_mermaid: parsing %d mermaid diagram(s) with Node", len(codes))
+    request = json.dumps({"config": app.config.mermaid_init_config, "diagrams": codes}, default=str)
+    timed_out = False
+    try:
+        proc = subprocess.run([node, str(CHECKER)], input=request.encode(), capture_output=True,
+                              timeout=app.config.kb_mermaid_timeout, cwd=CHECKER.parent)
+        stdout, stderr = proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        timed_out, stdout, stderr = True, exc.stdout, exc.stderr
+    answers = _answers(stdout)
+    fatal = next((a["fatal"] for a in answers if "fatal" in a), None)
+    if fatal is not None:
+        _warn("mermaid could not be loaded in Node to check the diagrams (%s): run `npm ci` "
+               "(make html does)", summary(fatal))
+        return {}, None
+    results = {codes[a["i"]]: a["error"] for a in answers if isinstance(a.get("i"), int)}
+    if timed_out:
+        stuck = next((code for code in codes if code not in results), None)
+        return results, stuck
+    if len(results) < len(codes):
+        tail = (stderr or b"").decode("utf-8", "replace").strip().splitlines()[-3:]
+        _warn("the mermaid checker (%s) stopped before it parsed every diagram: %s",
+              CHECKER.name, " ".join(tail) or f"exit status {proc.returncode}")
+    return results, None
+
+
+def on_env_updated(app, env) -> None:
+    diagrams = _diagrams(env)
+    if not diagrams or app.builder.format != "html":
+        return
+    fingerprint = _fingerprint(app)
+    keys = {code: _digest(fingerprint, code) for found in diagrams.values() for _, code, _ in found}
+    cache = {key: error for key, error in getattr(env, "kb_mermaid_parsed", {}).items()
+             if key in keys.values()}
+    unseen = sorted({code for code, key in keys.items() if key not in cache})
+    stuck = None
+    if unseen:
+        results, stuck = run_checker(app, unseen)
+        cache.update({keys[code]: error for code, error in results.items()})
+    env.kb_mermaid_parsed = cache
+    _report(app, diagrams, keys, cache, stuck)
+
+
+def _report(app, diagrams, keys, cache, stuck: str | None) -> None:
+    for docname in sorted(diagrams):
+        for line, code, zoom in diagrams[docname]:
+            location = (docname, line)
+            error = cache.get(keys[code])
+            if error:
+                _warn("KB060 mermaid diagram does not parse: %s; fix the diagram's syntax "
+                      "(readers would see \"Syntax error in text\")", summary(error),
+                      location=location)
+            elif code == stuck:
+                _warn("KB060 mermaid took longer than %s s to parse this diagram; split it or "
+                      "simplify it", app.config.kb_mermaid_timeout, location=location)
+            if zoom:
+                _warn("KB060 the :zoom: option of mermaid is not supported here (it loads d3 "
+                      "from a CDN); remove it", location=location)
+
+
+# -- writing: the markup, the script and the files --------------------------------
+
+
+def visit_mermaid_html(self, node) -> None:
+    """The diagram text in ``<pre class="mermaid">``, which kb-mermaid.js draws."""
+    classes = ["mermaid"] + ([f"align-{node['align']}"] if "align" in node else [])
+    ident = f' id="{node["ids"][0]}"' if len(node.get("ids", [])) == 1 else ""
+    self.body.append(f'<pre{ident} class="{" ".join(classes)}">{self.encode(node["code"])}</pre>\n')
+    raise nodes.SkipNode
+
+
+def browser_settings(config) -> dict[str, Any]:
+    """What kb-mermaid.js needs from conf.py (sphinxcontrib-mermaid's values)."""
+    return {
+        "init": config.mermaid_init_config,
+        "lightTheme": config.mermaid_light_theme,
+        "darkTheme": config.mermaid_dark_theme,
+        "width": config.mermaid_width,
+        "height": config.mermaid_height,
+        "fullscreen": str(config.mermaid_fullscreen).lower() == "true",
+        "button": config.mermaid_fullscreen_button,
+        "buttonOpacity": f"{config.mermaid_fullscreen_button_opacity}%",
+    }
+
+
+def add_assets(app, pagename, templatename, context, doctree) -> None:
+    """kb-mermaid.js and .css on pages with a diagram, and only there."""
+    if app.builder.format != "html" or doctree is None or doctree.next_node(mermaid) is None:
+        return
+    app.add_css_file(STYLE)
+    settings = json.dumps(browser_settings(app.config), ensure_ascii=False, default=str)
+    app.add_js_file(SCRIPT, type="module", **{"data-kb-mermaid": settings})
+    # Fetch mermaid alongside kb-mermaid.js rather than after it has been
+    # parsed. Not through add_css_file: its ?v= checksum would make the URL
+    # differ from the one kb-mermaid.js imports, and the file load twice.
+    entry = context["pathto"](f"{TARGET.as_posix()}/{ENTRY}", resource=True)
+    context["metatags"] = context.get("metatags", "") + f'\n<link rel="modulepreload" href="{entry}" />'
+
+
+def on_config_inited(app, config) -> None:
+    # sphinxcontrib-mermaid writes its inline loader only in "raw" mode. The
+    # HTML markup is written by visit_mermaid_html below (never mermaid-cli),
+    # so this value only switches that loader off (see the module docstring).
+    config.mermaid_output_format = "svg"
+    if config.mermaid_d3_zoom:
+        _warn("KB060 mermaid_d3_zoom is not supported here (it loads d3 from a CDN); remove it "
+              "from conf.py")
 
 
 def files_to_copy(dist: Path) -> list[Path]:
@@ -33,19 +276,12 @@ def files_to_copy(dist: Path) -> list[Path]:
     return [dist / ENTRY, *sorted((dist / CHUNKS).glob("*.mjs"))]
 
 
-def on_builder_inited(app) -> None:
-    if app.builder.format != "html":
-        return
-    app.config.mermaid_use_local = f"vendor/mermaid/{ENTRY}"
-
-
 def on_build_finished(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     dist = Path(app.confdir) / "node_modules" / "mermaid" / "dist"
     if not (dist / ENTRY).exists():
-        logger.warning("mermaid is not installed (%s): run `npm ci` (make html does)",
-                       dist / ENTRY, type="kb", subtype="mermaid")
+        _warn("mermaid is not installed (%s): run `npm ci` (make html does)", dist / ENTRY)
         return
     out = Path(app.outdir) / TARGET
     for src in files_to_copy(dist):
@@ -56,23 +292,15 @@ def on_build_finished(app, exception) -> None:
         shutil.copy2(src, dest)
 
 
-def drop_script_without_diagram(app, pagename, templatename, context, doctree) -> None:
-    """sphinxcontrib-mermaid also adds its script to pages without a doctree
-    (search, tag pages); remove it from every page that has no diagram."""
-    from sphinxcontrib.mermaid import mermaid
-
-    if doctree is not None and doctree.next_node(mermaid) is not None:
-        return
-    scripts = context.get("script_files")
-    if scripts:
-        scripts[:] = [js for js in scripts
-                      if "import mermaid" not in (getattr(js, "attributes", None) or {}).get("body", "")]
-
-
 def setup(app) -> dict[str, Any]:
     app.setup_extension("sphinxcontrib.mermaid")
-    app.connect("builder-inited", on_builder_inited)
+    app.add_config_value("kb_mermaid_node", "node", "", types=[str])
+    app.add_config_value("kb_mermaid_timeout", 120, "", types=[int])
+    app.add_directive("mermaid", LocatedMermaid, override=True)
+    app.add_node(mermaid, override=True, html=(visit_mermaid_html, None))
+    app.add_env_collector(DiagramCollector)
+    app.connect("config-inited", on_config_inited)
+    app.connect("env-updated", on_env_updated)
+    app.connect("html-page-context", add_assets)
     app.connect("build-finished", on_build_finished)
-    # after sphinxcontrib-mermaid's own handler (priority 500)
-    app.connect("html-page-context", drop_script_without_diagram, priority=600)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
