@@ -111,8 +111,9 @@ const showFullscreen = (el) => {
   if (!svg) return;
   svg.removeAttribute("width");
   svg.removeAttribute("height");
+  // the whole diagram, as large as the dialog allows
   svg.style.width = "100%";
-  svg.style.height = "auto";
+  svg.style.height = "100%";
   svg.style.maxWidth = "100%";
   box.lastElementChild.replaceChildren(svg);
   box.showModal();
