@@ -28,6 +28,7 @@ extensions = [
     "kb_no_raw_html",
     "kb_untrusted",
     "kb_no_silent_loss",
+    "kb_html_guard",
     "kb_listings",
     "kb_editor_notes",
     "kb_glossary",
@@ -69,6 +70,9 @@ html_baseurl = "https://kb.51suanli.com/"
 html_title = "51 算力知识库"
 html_short_title = "51 算力"
 html_static_path = ["_static"]
+# _headers: the HTTP headers (Content-Security-Policy …) for hosts that read
+# that file, at the site's root; kb_html_guard checks the pages against it.
+html_extra_path = ["_static/_headers"]
 templates_path = ["_templates"]
 html_css_files = ["kb.css"]
 # Local favicon: without one, browsers request /favicon.ico and log a 404.

@@ -64,8 +64,11 @@ def browser():
 
 @pytest.fixture
 def page(browser, server):
-    """A fresh page that records console errors and requests to other hosts."""
-    context = browser.new_context()
+    """A fresh page that records console errors and requests to other hosts.
+
+    It bypasses the pages' Content-Security-Policy so that tests can inject
+    axe-core; tests/test_csp.py checks the pages under the policy."""
+    context = browser.new_context(bypass_csp=True)
     pg = context.new_page()
     pg.console_errors = []
     pg.foreign_requests = []

@@ -284,3 +284,39 @@ def test_hostile_glossary_text_cannot_break_out_of_the_search_page_data(repo):
                    if e["id"] == "hostile")
     assert entry["def"] == written["def"] and "<!--<script>" in entry["def"]
     assert html.count("</script>") == html.count("<script")
+
+
+# -- 2b. what templates, the theme or conf.py write into the pages ---------------------------
+
+
+def _template(repo, block: str) -> None:
+    page = repo / "_templates/page.html"
+    page.write_text(page.read_text(encoding="utf-8") + block, encoding="utf-8")
+
+
+WRITTEN = {
+    "template-inline-script": (
+        lambda repo: _template(repo, "\n{% block extrahead %}<script>fetch('//x.example')</script>"
+                                     "{% endblock %}\n"), "inline <script>"),
+    "template-event-handler": (
+        lambda repo: _template(repo, '\n{% block extrahead %}<img src="x.png" onerror="alert(1)">'
+                                     "{% endblock %}\n"), "event handler onerror="),
+    "template-meta-refresh": (
+        lambda repo: _template(repo, '\n{% block extrahead %}<meta http-equiv="refresh" '
+                                     'content="0; url=https://evil.example/">{% endblock %}\n'),
+        "<meta http-equiv='refresh'>"),
+    "conf-remote-stylesheet": (
+        lambda repo: _append(repo, '\nhtml_css_files = [*html_css_files, '
+                                   '"https://cdn.example/theme.css"]\n', page="conf.py"),
+        "makes the reader's browser call another host"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRITTEN))
+def test_what_templates_or_settings_write_is_checked_in_the_written_pages(repo, case):
+    change, what = WRITTEN[case]
+    change(repo)
+    proc = _make(repo, "html")
+    out = assert_refused(proc)
+    assert re.search(r"_build/html/index\.html:\d+: WARNING: KB015 .*" + re.escape(what), out), \
+        out[-3000:]
