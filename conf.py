@@ -31,6 +31,7 @@ extensions = [
     "kb_html_guard",
     "kb_listings",
     "kb_editor_notes",
+    "kb_claims",
     "kb_glossary",
     "kb_tags",
     "kb_search",

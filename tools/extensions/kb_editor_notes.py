@@ -4,20 +4,31 @@ In a page::
 
     :::{editor-note}
     :label: inference-cost-depreciation
-    原文的硬件折旧按 2 万美元计算却没有换算成人民币……
+    :kind: figure
+    :date: 2026-12-01
+    **硬件折旧一行算不出 0.0009 元/秒。** 按表中的输入重算……
     :::
 
-renders an admonition titled 编者注 (class ``editor-note``). ``:label:`` is
-optional; it makes the note a reference target (``{ref}`` works) and keeps
-its anchor stable.
+renders an admonition titled 编者注 (class ``editor-note``). ``:label:``
+makes the note a reference target (``{ref}`` shows its verdict sentence)
+and keeps its anchor stable. ``:kind:`` says what kind of error it is (see
+KINDS) and ``:date:`` when the editors checked it (the sources' reading
+date); both are required (KB021). The first sentence is the verdict, one
+line; a long explanation goes below it in ``{details}``, and a quoted
+original in ``{original}``, both collapsed.
 
 Every note is collected per document (merged and purged per document), and
 
     ```{kb-editor-notes}
     ```
 
-lists them all, grouped by page, with a link to each note and its first
-sentence: the 勘误与编者注 page. A note without text is a warning.
+lists them all, grouped by verdict (更正, 未能核实, 补充说明) and by
+article: the section, the kind, the date and the whole verdict sentence,
+linked to the note (the 勘误与编者注 page). A note without text is a warning.
+
+``{details} 标题`` and ``{original}`` render as ``<details>``: collapsed,
+opened by the reader. Every code block inside ``{original}`` is the
+author's original, shown as such: 原文·勿照抄 next to its copy button.
 """
 
 from __future__ import annotations
@@ -37,46 +48,171 @@ logger = logging.getLogger(__name__)
 
 TITLE = "编者注"
 
+# What a note corrects: the key written in :kind:, the name readers see, and
+# the verdict it belongs to on the 勘误 page.
+KINDS = {
+    "code": ("代码有误", "更正"),
+    "figure": ("数字或计算有误", "更正"),
+    "fact": ("事实有误", "更正"),
+    "outdated": ("内容过时", "更正"),
+    "conclusion": ("结论有误", "更正"),
+    "title": ("标题与正文不符", "更正"),
+    "unsourced": ("未找到来源", "未能核实"),
+    "clarification": ("补充说明", "补充说明"),
+}
+VERDICTS = ("更正", "未能核实", "补充说明")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+
 
 class editor_notes_list(nodes.General, nodes.Element):
     """Placeholder for the list of notes, filled in ``doctree-resolved``."""
 
 
-def _first_sentence(text: str, limit: int = 80) -> str:
+def _first_sentence(text: str) -> str:
+    """The verdict: the note's first sentence, whole."""
     text = re.sub(r"\s+", " ", text).strip()
-    match = re.search(r"^(.+?[。！？!?])", text)
-    sentence = match.group(1) if match else text
-    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+    match = re.search(r"^(.+?[。！？!?])(?=\s|$|[^\w）)”’])", text)
+    return match.group(1) if match else text
+
+
+def _choice_of_kind(argument: str) -> str:
+    return directives.choice(argument, tuple(KINDS))
 
 
 class EditorNote(SphinxDirective):
     has_content = True
-    option_spec = {"label": directives.unchanged, "class": directives.class_option}
+    option_spec = {"label": directives.unchanged, "class": directives.class_option,
+                   "kind": _choice_of_kind, "date": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         if not self.content:
             logger.warning("KB020 empty 编者注: say what is wrong, the corrected form and why",
                            location=self.get_location(), type="kb", subtype="editor-note")
             return []
+        kind, date = self.options.get("kind"), self.options.get("date", "")
+        if kind is None or not DATE.match(date):
+            logger.warning("KB021 编者注 needs :kind: (one of %s) and :date: (YYYY-MM-DD, when the "
+                           "sources were read)", ", ".join(KINDS),
+                           location=(self.env.docname, self.lineno), type="kb",
+                           subtype="editor-note")
         node = nodes.admonition(classes=["editor-note", *self.options.get("class", [])])
         self.set_source_info(node)
         node += nodes.title(TITLE, TITLE)
         node += self.parse_content_to_nodes(allow_section_headings=False)
+        summary = _first_sentence(_verdict_text(node))
         label = self.options.get("label")
         if label:
             node_id = nodes.make_id(label)
             node["ids"].append(node_id)
             std = self.env.get_domain("std")
-            std.note_hyperlink_target(label, self.env.docname, node_id, f"{TITLE}：{label}")
+            # {ref} to a note shows its verdict sentence
+            std.note_hyperlink_target(label, self.env.docname, node_id, f"{TITLE}：{summary}")
         else:
             node_id = f"editor-note-{self.env.new_serialno('editor-note')}"
             node["ids"].append(node_id)
         self.env.kb_editor_notes.setdefault(self.env.docname, []).append({
             "id": node_id,
             "line": self.lineno,
-            "summary": _first_sentence(node.astext()[len(TITLE):]),
+            "summary": summary,
+            "kind": kind or "clarification",
+            "date": date,
         })
         return [node]
+
+
+def _verdict_text(note: nodes.Element) -> str:
+    """The note's text before any collapsed part (details, original)."""
+    parts = []
+    for child in note.children[1:]:
+        if isinstance(child, kb_details):
+            break
+        parts.append(child.astext())
+    return " ".join(parts)
+
+
+def note_sections(app, doctree) -> None:
+    """Each note's section title, once the page's sections exist."""
+    notes = app.env.kb_editor_notes.get(app.env.docname, [])
+    by_id = {note["id"]: note for note in notes}
+    for node in doctree.findall(nodes.admonition):
+        note = next((by_id[i] for i in node["ids"] if i in by_id), None)
+        if note is None:
+            continue
+        section = node.parent
+        while section is not None and not isinstance(section, nodes.section):
+            section = section.parent
+        title = section.next_node(nodes.title) if section is not None else None
+        note["section"] = title.astext() if title is not None else ""
+
+
+class kb_details(nodes.General, nodes.Element):
+    """<details>: collapsed until the reader opens it."""
+
+
+class kb_summary(nodes.General, nodes.TextElement):
+    """The always-visible line of a kb_details."""
+
+
+def visit_details(self, node) -> None:
+    self.body.append(self.starttag(node, "details", CLASS="kb-details"))
+
+
+def depart_details(self, node) -> None:
+    self.body.append("</details>\n")
+
+
+def visit_summary(self, node) -> None:
+    self.body.append(self.starttag(node, "summary", ""))
+
+
+def depart_summary(self, node) -> None:
+    self.body.append("</summary>\n")
+
+
+def _plain_visit(self, node) -> None:
+    pass
+
+
+class Details(SphinxDirective):
+    """``{details} 标题``: a collapsed explanation under a note's verdict."""
+
+    has_content = True
+    optional_arguments = 1
+    final_argument_whitespace = True
+    default_summary = "展开说明"
+
+    def run(self) -> list[nodes.Node]:
+        node = kb_details(classes=self.classes())
+        self.set_source_info(node)
+        node += kb_summary("", self.arguments[0] if self.arguments else self.default_summary)
+        node += self.parse_content_to_nodes(allow_section_headings=False)
+        return [node]
+
+    def classes(self) -> list[str]:
+        return []
+
+
+class Original(Details):
+    """``{original}``: the author's original, quoted in a note, collapsed;
+    each code block in it shows 原文·勿照抄 next to its copy button."""
+
+    default_summary = "原文（仅作对照，勿照抄）"
+
+    def run(self) -> list[nodes.Node]:
+        [node] = super().run()
+        for block in list(node.findall(nodes.literal_block)):
+            block["classes"].append("kb-original")
+            status = nodes.container(classes=["kb-code-original"])
+            block.replace_self(status)
+            status += nodes.inline("", ORIGINAL_STATUS, classes=["kb-code-status"])
+            status += block
+        return [node]
+
+    def classes(self) -> list[str]:
+        return ["kb-original-quote"]
+
+
+ORIGINAL_STATUS = "原文·勿照抄"
 
 
 class EditorNotesList(SphinxDirective):
@@ -87,24 +223,49 @@ class EditorNotesList(SphinxDirective):
         return [node]
 
 
+def _erratum_link(app) -> nodes.Node:
+    repo = (app.config.html_theme_options or {}).get("source_repository", "")
+    para = nodes.paragraph(classes=["kb-erratum-link"])
+    if repo:
+        para += nodes.Text("发现新的问题？")
+        para += nodes.reference("", "提交勘误",
+                                refuri=repo.rstrip("/") + "/issues/new?template=erratum.yml")
+        para += nodes.Text("（需要 GitHub 账号；写明页面、原文和依据）。")
+    return para
+
+
 def _render(app, fromdoc: str) -> list[nodes.Node]:
     env = app.env
     notes = env.kb_editor_notes
     total = sum(len(v) for v in notes.values())
-    out: list[nodes.Node] = [nodes.paragraph("", f"全站共 {total} 条编者注，分布在 {len(notes)} 个页面。")]
+    out: list[nodes.Node] = [
+        nodes.paragraph("", f"全站共 {total} 条编者注，分布在 {len(notes)} 个页面。"),
+        _erratum_link(app)]
     # in the site's reading order, then anything outside it
     pos = {doc: i for i, doc in enumerate(reading_order(env))}
     order = sorted((d for d in env.found_docs if d in notes), key=lambda d: (pos.get(d, len(pos)), d))
-    for doc in order:
-        title = env.titles[doc].astext() if doc in env.titles else doc
-        out.append(nodes.rubric("", title, classes=["kb-notes-page"]))
-        blist = nodes.bullet_list(classes=["kb-notes-list"])
-        for note in notes[doc]:
-            uri = app.builder.get_relative_uri(fromdoc, doc) + "#" + note["id"]
-            para = nodes.paragraph()
-            para += nodes.reference("", note["summary"], internal=True, refuri=uri)
-            blist += nodes.list_item("", para)
-        out.append(blist)
+    for verdict in VERDICTS:
+        groups = [(doc, [n for n in notes[doc] if KINDS[n.get("kind", "clarification")][1] == verdict])
+                  for doc in order]
+        groups = [(doc, found) for doc, found in groups if found]
+        if not groups:
+            continue
+        out.append(nodes.rubric("", f"{verdict}（{sum(len(f) for _, f in groups)} 条）",
+                                classes=["kb-notes-verdict"]))
+        for doc, found in groups:
+            title = env.titles[doc].astext() if doc in env.titles else doc
+            out.append(nodes.paragraph("", "", nodes.strong("", title), classes=["kb-notes-page"]))
+            blist = nodes.bullet_list(classes=["kb-notes-list"])
+            for note in found:
+                uri = app.builder.get_relative_uri(fromdoc, doc) + "#" + note["id"]
+                para = nodes.paragraph()
+                para += nodes.reference("", note["summary"], internal=True, refuri=uri)
+                meta = [note.get("section") or "", KINDS[note.get("kind", "clarification")][0],
+                        note.get("date") or ""]
+                para += nodes.inline("", "（" + " · ".join(m for m in meta if m) + "）",
+                                     classes=["kb-notes-meta"])
+                blist += nodes.list_item("", para)
+            out.append(blist)
     return out
 
 
@@ -117,9 +278,15 @@ def setup(app) -> dict[str, Any]:
     # the 勘误 page is a listing: kb_listings writes it again when a note changes
     app.setup_extension("kb_listings")
     app.add_node(editor_notes_list)
+    visitors = {name: (_plain_visit, _plain_visit) for name in ("latex", "text", "man", "texinfo")}
+    app.add_node(kb_details, html=(visit_details, depart_details), **visitors)
+    app.add_node(kb_summary, html=(visit_summary, depart_summary), **visitors)
+    app.add_directive("details", Details)
+    app.add_directive("original", Original)
     app.add_directive("editor-note", EditorNote)
     app.add_directive("kb-editor-notes", EditorNotesList)
     per_document(app, "kb_editor_notes", shown_in_listings=True)
+    app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 1}
+            "env_version": 2}

@@ -1,0 +1,261 @@
+"""The claims register: every claim an engineer could act on, with its verdict.
+
+``data/claims/<guide>/<slug>.yaml`` holds the register of one article (one
+schema, ``data/schemas/claims.schema.json``; one loader, ``kb_data``). Each
+entry names the claim as printed on the page, its kind, and a verdict:
+
+- ``verified``: a source (title, URL, the date it was read);
+- ``derived``: recomputed from the inputs the article states (``formula``,
+  ``inputs``, ``stated``) or counted on the page (``pattern``, ``promised``);
+- ``corrected``: the label of the 编者注 that corrects it (a recomputed
+  figure that does not follow is ``corrected`` too, with what the note
+  ``shows``);
+- ``unsourced``: no source was found; the label of the 编者注 that says so;
+- ``opinion`` or ``excluded``: with the reason (a year in a title is not a
+  claim).
+
+Prices and specs say what date the data is as of (``as_of``). Claims that
+appear on several pages share a ``topic``: one verdict, and every page
+carries the note or links to it.
+
+What counts as a claim is decided by :func:`claim_units`: every table cell
+and every sentence of the article's own text (not code, not the 编者注)
+holding a number with a unit, a currency, a percentage or a multiple.
+``tests/test_claims.py`` fails on a unit no entry covers, and on an entry
+no longer on its page. ``python tools/claims.py docs/x.md`` lists the
+units of a page that the register does not cover yet.
+
+On the pages (HTML only): an article with sourced entries ends with a
+参考来源 list; a table holding price or spec claims says 数据截至 …, and
+when that date is more than 12 months before the build, that it is old
+(the scheduled workflow ``stale-data`` reports such tables; a build never
+fails because of the calendar).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.util import logging
+
+import kb_data
+
+logger = logging.getLogger(__name__)
+
+SCHEMA = "claims.schema.json"
+
+# -- what is a claim ----------------------------------------------------------------
+
+UNIT = (r"%|％|‰|倍|元|美元|美金|万亿|千亿|百亿|亿|万|千|GB/s|TB/s|Gb/s|Gbps|Tbps|GiB|TiB|GB|TB|MB|KB|PB|"
+        r"EB|kW|KW|MW|GW|千瓦|瓦|W|TFLOPS|PFLOPS|EFLOPS|GFLOPS|TOPS|FLOPS|tokens?|token|B(?![a-zA-Z])|"
+        r"M(?![a-zA-Z])|K(?![a-zA-Z])|k(?![a-zA-Z])|年|个月|月|日|天|周|小时|分钟|秒|毫秒|ms|μs|us|ns|nm|GHz|"
+        r"MHz|Hz|核|张|块|台|个|卡|层|家|款|人|条|项|位|bit|x(?![a-zA-Z])|×|℃|°C|mm|QPS|qps|倍速|"
+        r"颗|片|座|轮|步|次|篇|节点|nodes?|GPUs?|ms")
+NUMBER = r"\d[\d,，]*(?:\.\d+)?"
+CLAIM = re.compile(
+    rf"(?:[¥￥$€]\s?{NUMBER})|(?<!第)(?<![\w.]){NUMBER}\s?(?:[-~～—–至到]\s?{NUMBER}\s?)?(?:{UNIT})",
+    re.IGNORECASE)
+
+# Directives whose body is not the author's claims: code, diagrams, the
+# editors' own notes, tables of contents.
+SKIPPED = {"editor-note", "code-block", "code", "sourcecode", "mermaid", "math", "eval-rst",
+           "toctree", "literalinclude", "include", "raw", "csv-table", "kb-article-list",
+           "kb-guide-articles", "kb-guides", "kb-glossary", "kb-editor-notes", "admonition"}
+FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\s*(\{([\w-]+)\})?")
+ROLE = re.compile(r"\{[\w:-]+\}`([^`<]*?)(?:\s*<[^`]*>)?`")
+LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+SENTENCE = re.compile(r"[^。！？；!?;]+[。！？；!?;]?")
+
+
+def plain(text: str) -> str:
+    """Text as a reader reads it: roles and links as their text, no emphasis
+    marks, one space for any run of white space."""
+    text = ROLE.sub(r"\1", text)
+    text = LINK.sub(r"\1", text)
+    text = text.replace("**", "").replace("__", "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _author_lines(text: str):
+    """(1-based line, text) of the article's own prose and tables: no front
+    matter, code, comments, labels, or the bodies of SKIPPED directives."""
+    lines = text.split("\n")
+    i = 0
+    if lines and lines[0].strip() == "---":
+        i = next((k for k in range(1, len(lines)) if lines[k].strip() == "---"), len(lines) - 1) + 1
+    stack: list[tuple[str, bool]] = []  # open fences: (marker, skipped)
+    while i < len(lines):
+        line = lines[i]
+        match = FENCE.match(line)
+        if match and stack and match.group(2)[0] == stack[-1][0][0] \
+                and len(match.group(2)) >= len(stack[-1][0]) and not match.group(3) \
+                and not line.strip()[len(match.group(2)):].strip():
+            stack.pop()  # a closing fence
+        elif match and (match.group(3) or match.group(2)[0] != ":"):
+            name = match.group(4)
+            code = match.group(2)[0] != ":" and not name
+            skipped = code or name in SKIPPED or (stack and stack[-1][1])
+            stack.append((match.group(2), bool(skipped)))
+        elif not (stack and stack[-1][1]):
+            stripped = line.strip()
+            if not (stripped.startswith(("%", "(")) and stripped.endswith((")=",)) or
+                    stripped.startswith("%") or re.match(r"^:[\w-]+:", stripped)):
+                yield i + 1, line
+        i += 1
+
+
+def claim_units(text: str) -> list[tuple[int, str]]:
+    """(line, text) of every table cell and sentence holding a number-bearing claim."""
+    units = []
+    for number, line in _author_lines(text):
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            if re.fullmatch(r"\|[\s|:-]+\|?", stripped):
+                continue  # the row under a table's head
+            parts = [c for c in stripped.strip("|").split("|")]
+        else:
+            parts = SENTENCE.findall(re.sub(r"^(\s*([-*+]|\d+[.)]|#+|>)\s+)+", "", line))
+        for part in parts:
+            text_of = plain(part)
+            if CLAIM.search(text_of):
+                units.append((number, text_of))
+    return units
+
+
+# -- the register ---------------------------------------------------------------------
+
+
+def register_files(data_dir: Path) -> dict[str, Path]:
+    """docname -> its register file."""
+    folder = Path(data_dir) / "claims"
+    return {p.relative_to(folder).with_suffix("").as_posix(): p
+            for p in sorted(folder.glob("*/*.yaml"))}
+
+
+def load(data_dir: Path) -> tuple[dict[str, list[dict]], list[kb_data.Problem]]:
+    """Every register: docname -> entries (each with its ``line`` in the file),
+    and the problems found (schema, YAML)."""
+    registers, problems = {}, []
+    for doc, path in register_files(data_dir).items():
+        loaded = kb_data.read_yaml(path, SCHEMA)
+        problems += loaded.problems
+        if loaded.problems or not isinstance(loaded.data, list):
+            registers[doc] = []
+            continue
+        registers[doc] = [{**entry, "line": node.start_mark.line + 1, "file": path}
+                          for entry, node in zip(loaded.data, loaded.root.value)]
+    return registers, problems
+
+
+def covers(entry_claim: str, unit: str) -> bool:
+    claim = plain(entry_claim)
+    return claim in unit or unit in claim
+
+
+def uncovered(text: str, entries: list[dict]) -> list[tuple[int, str]]:
+    """The claim units of a page that no entry covers."""
+    return [(line, unit) for line, unit in claim_units(text)
+            if not any(covers(e["claim"], unit) for e in entries)]
+
+
+def on_page(text: str, claim: str) -> bool:
+    """Whether a registered claim is still printed on the page."""
+    return plain(claim) in plain(text) or plain(claim) in "\n".join(
+        plain(line) for _, line in _author_lines(text))
+
+
+def _registers(app) -> dict[str, list[dict]]:
+    registers, _ = load(Path(app.config.kb_data_dir))
+    return registers
+
+
+# -- on the pages -------------------------------------------------------------------------
+
+MONTHS_OLD = 12
+
+
+def as_of_text(as_of: str) -> str:
+    parts = as_of.split("-")
+    return f"{int(parts[0])} 年" + (f" {int(parts[1])} 月" if len(parts) > 1 else "")
+
+
+def is_stale(as_of: str, today: dt.date) -> bool:
+    parts = [int(p) for p in as_of.split("-")] + [12, 28][len(as_of.split("-")) - 1:]
+    year, month = parts[0], parts[1]
+    return (today.year - year) * 12 + (today.month - month) > MONTHS_OLD
+
+
+def sources_of(entries: list[dict]) -> list[dict]:
+    """The sources an article's entries cite, each once, in order."""
+    seen, out = set(), []
+    for entry in entries:
+        for source in entry.get("source", []):
+            if source["url"] not in seen:
+                seen.add(source["url"])
+                out.append(source)
+    return out
+
+
+def _references(entries: list[dict]) -> nodes.section | None:
+    sources = sources_of(entries)
+    if not sources:
+        return None
+    section = nodes.section(ids=["kb-sources"], classes=["kb-sources"])
+    section += nodes.title("", "参考来源")
+    items = nodes.enumerated_list(enumtype="arabic", prefix="", suffix=".")
+    for source in sources:
+        para = nodes.paragraph()
+        para += nodes.reference("", source["title"], refuri=source["url"])
+        para += nodes.Text(f"（{source['accessed']} 查阅）")
+        items += nodes.list_item("", para)
+    section += items
+    return section
+
+
+def _table_dates(table: nodes.table, entries: list[dict]) -> list[str]:
+    text = plain(table.astext())
+    return sorted({e["as_of"] for e in entries
+                   if e.get("as_of") and e["kind"] in ("price", "spec") and plain(e["claim"])
+                   and any(plain(e["claim"]) in plain(row.astext()) or plain(row.astext()) in plain(e["claim"])
+                           for row in table.findall(nodes.row)) and text})
+
+
+def on_doctree_resolved(app, doctree, docname: str) -> None:
+    if app.builder.format != "html":
+        return
+    entries = _registers(app).get(docname)
+    if not entries:
+        return
+    today = dt.date.today()
+    for table in list(doctree.findall(nodes.table)):
+        dates = _table_dates(table, entries)
+        if not dates:
+            continue
+        oldest = dates[0]
+        para = nodes.paragraph(classes=["kb-as-of"])
+        para += nodes.Text("数据截至 " + "、".join(as_of_text(d) for d in dates) + "。")
+        if is_stale(oldest, today):
+            para["classes"].append("kb-stale")
+            para += nodes.strong("", f"这些数据已超过 {MONTHS_OLD} 个月，价格与规格可能已经变化，"
+                                     "使用前请核对最新来源。")
+        table.parent.insert(table.parent.index(table) + 1, para)
+    section = next(iter(doctree.findall(nodes.section)), None)
+    references = _references(entries)
+    if section is not None and references is not None:
+        section.append(references)
+
+
+def on_config_inited(app, config) -> None:
+    _, problems = load(Path(config.kb_data_dir))
+    kb_data.report(app, problems)
+
+
+def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb_data")
+    app.connect("config-inited", on_config_inited)
+    app.connect("doctree-resolved", on_doctree_resolved)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
