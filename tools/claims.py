@@ -32,8 +32,11 @@ def main(argv: list[str] | None = None) -> int:
         text = page.read_text(encoding="utf-8")
         entries = registers.get(doc, [])
         units = kb_claims.claim_units(text) if args.all else kb_claims.uncovered(text, entries)
+        lines = text.split("\n")
         for line, unit in units:
-            print(f"docs/{doc}.md:{line}: {unit}")
+            source = lines[line - 1].strip()
+            context = f"    (row: {source})" if source.startswith("|") else ""
+            print(f"docs/{doc}.md:{line}: {unit}{context}")
         missing += len(kb_claims.uncovered(text, entries))
     return 1 if missing or problems else 0
 

@@ -1,0 +1,155 @@
+"""The claims register (data/claims/<guide>/<slug>.yaml) keeps every article honest.
+
+- Every number-bearing claim of an article (kb_claims.claim_units: a table
+  cell or sentence with a number and a unit, a currency, a percentage …) is
+  covered by a register entry, and every entry is still on its page.
+- Each verdict has its evidence: a source for ``verified``; the 编者注 on
+  the page for ``corrected`` and ``unsourced``; for derived figures, the
+  recomputation (formula over the inputs the article states, within 5 %),
+  whose result decides between ``derived`` and ``corrected`` — a corrected
+  figure's note shows the recomputed value; titles that promise N items are
+  counted against the body.
+- The same claim on several pages (one ``topic``) has one verdict, and every
+  page carries the note or links to it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import kb_claims
+from test_site import articles
+
+ROOT = Path(__file__).resolve().parent.parent
+REGISTERS, PROBLEMS = kb_claims.load(ROOT / "data")
+TOLERANCE = 0.05
+_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
+            ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub)
+ENTRIES = [(doc, e) for doc, entries in sorted(REGISTERS.items()) for e in entries]
+
+
+def page_text(doc: str) -> str:
+    return (ROOT / "docs" / f"{doc}.md").read_text(encoding="utf-8")
+
+
+def note_text(text: str, label: str) -> str:
+    """The body of the 编者注 labelled ``label`` ("" if the page has none)."""
+    match = re.search(rf"^(:{{3,}})\{{editor-note\}}\n:label: {re.escape(label)}\n(.*?)\n\1\s*$",
+                      text, re.S | re.M)
+    return match.group(2) if match else ""
+
+
+def evaluate(formula: str, inputs: dict) -> float:
+    """Arithmetic only: + - * / and the named inputs."""
+    tree = ast.parse(formula, mode="eval")
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED):
+            raise ValueError(f"{formula!r}: only + - * / and input names are allowed")
+    return eval(compile(tree, "<formula>", "eval"), {"__builtins__": {}}, dict(inputs))  # noqa: S307
+
+
+def where(entry: dict) -> str:
+    return f"{Path(entry['file']).relative_to(ROOT)}:{entry['line']}"
+
+
+def test_the_registers_follow_their_schema():
+    assert PROBLEMS == [], "\n".join(map(str, PROBLEMS))
+    assert set(REGISTERS) <= set(articles()), set(REGISTERS) - set(articles())
+
+
+@pytest.mark.parametrize("doc", articles())
+def test_every_claim_of_the_page_is_registered(doc):
+    missing = kb_claims.uncovered(page_text(doc), REGISTERS.get(doc, []))
+    assert missing == [], (
+        f"{len(missing)} claim(s) not in data/claims/{doc}.yaml (register each, or exclude it "
+        "with a reason):\n" + "\n".join(f"docs/{doc}.md:{line}: {unit}" for line, unit in missing))
+
+
+@pytest.mark.parametrize("doc", sorted(REGISTERS))
+def test_every_registered_claim_is_still_on_its_page(doc):
+    text = page_text(doc)
+    gone = [where(e) for e in REGISTERS[doc] if not kb_claims.on_page(text, e["claim"])]
+    assert gone == [], f"claims no longer on docs/{doc}.md: {gone}"
+
+
+@pytest.mark.parametrize(("doc", "entry"), [(d, e) for d, e in ENTRIES if e.get("note")],
+                         ids=lambda v: v["claim"][:30] if isinstance(v, dict) else v)
+def test_a_corrected_or_unsourced_claim_has_its_note_on_the_page(doc, entry):
+    note = note_text(page_text(doc), entry["note"])
+    assert note, f"{where(entry)}: docs/{doc}.md has no 编者注 labelled {entry['note']}"
+    if entry["verdict"] == "unsourced":
+        assert ":kind: unsourced" in note or "来源" in note, f"{where(entry)}: the note must say no source was found"
+
+
+@pytest.mark.parametrize(("doc", "entry"), [(d, e) for d, e in ENTRIES if "formula" in e],
+                         ids=lambda v: v.get("id", "") if isinstance(v, dict) else v)
+def test_a_derived_figure_is_recomputed_and_flagged(doc, entry):
+    value = evaluate(entry["formula"], entry["inputs"])
+    off = abs(value - entry["stated"]) / abs(entry["stated"])
+    verdict = "derived" if off <= entry.get("tolerance", TOLERANCE) else "corrected"
+    assert verdict == entry["verdict"], (
+        f"{where(entry)}: {entry['formula']} = {value:.6g}, stated {entry['stated']} "
+        f"({off:.0%} off): the verdict is {verdict}, the register says {entry['verdict']}")
+    if verdict == "corrected":
+        assert entry["shows"] in note_text(page_text(doc), entry["note"]), (
+            f"{where(entry)}: {entry['note']} does not show the recomputed {entry['shows']!r}")
+
+
+@pytest.mark.parametrize(("doc", "entry"), [(d, e) for d, e in ENTRIES if "pattern" in e],
+                         ids=lambda v: v.get("id", "") if isinstance(v, dict) else v)
+def test_a_counted_claim_matches_the_body(doc, entry):
+    text = page_text(doc)
+    counted = len(re.findall(entry["pattern"], text, re.M))
+    verdict = "derived" if counted == entry["promised"] else "corrected"
+    assert verdict == entry["verdict"], f"{where(entry)}: {counted} items, the title says {entry['promised']}"
+    if verdict == "corrected":
+        assert str(counted) in note_text(text, entry["note"])
+
+
+def test_one_claim_on_several_pages_has_one_verdict_and_every_page_its_note():
+    topics: dict[str, list[tuple[str, dict]]] = {}
+    for doc, entry in ENTRIES:
+        if entry.get("topic"):
+            topics.setdefault(entry["topic"], []).append((doc, entry))
+    problems = []
+    for topic, found in sorted(topics.items()):
+        verdicts = {e["verdict"] for _, e in found}
+        if len(verdicts) > 1:
+            problems.append(f"topic {topic}: verdicts differ: " +
+                            ", ".join(f"{where(e)} {e['verdict']}" for _, e in found))
+        labels = {e["note"] for _, e in found if e.get("note")}
+        for doc, entry in found:
+            text = page_text(doc)
+            if verdicts & {"corrected", "unsourced"} and not any(
+                    note_text(text, label) or re.search(rf"<{re.escape(label)}>`", text)
+                    for label in labels):
+                problems.append(f"{where(entry)}: docs/{doc}.md repeats topic {topic} but neither "
+                                f"carries nor links its note ({', '.join(sorted(labels))})")
+    assert problems == [], "\n".join(problems)
+
+
+# -- the test can fail -----------------------------------------------------------------
+
+
+def test_an_injected_claim_is_caught_at_its_line():
+    doc = "training/llm-training-10-tips"
+    text = page_text(doc) + "\n\n新版驱动让吞吐提升 37%，显存占用降到 11GB。\n"
+    missing = kb_claims.uncovered(text, REGISTERS.get(doc, []))
+    line = text.split("\n").index("新版驱动让吞吐提升 37%，显存占用降到 11GB。") + 1
+    assert (line, "新版驱动让吞吐提升 37%，显存占用降到 11GB。") in missing
+
+
+def test_claim_units_skip_code_notes_and_front_matter():
+    text = ("---\ntitle: 10 个技巧\n---\n\n# 标题\n\n```python\nx = 50  # 50%\n```\n\n"
+            ":::{editor-note}\n:label: n\n**改为 30%。**\n:::\n\n| 卡 | 价格 |\n|---|---|\n| A | ¥3/小时 |\n")
+    assert kb_claims.claim_units(text) == [(18, "¥3/小时")]
+
+
+def test_formulas_refuse_anything_but_arithmetic():
+    with pytest.raises(ValueError):
+        evaluate("__import__('os')", {})
+    assert evaluate("a * b / c", {"a": 2, "b": 3, "c": 4}) == 1.5
