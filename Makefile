@@ -11,7 +11,7 @@ BUILDDIR    := _build
 CHROMIUM    ?= /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help venv dev-venv browser html serve test snippets lint linkcheck check new bench bench-search page-weight import clean
+.PHONY: help venv dev-venv browser html serve test snippets lint linkcheck check new bench bench-search page-weight import stale-data claims clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -106,6 +106,12 @@ page-weight: dev-venv browser ## bytes per page type of the built site (run make
 
 import: venv ## re-import sources/export.txt into docs/ (refuses to overwrite edited pages)
 	$(BIN)/python tools/import_export.py
+
+claims: venv ## list the claims of the pages that the claims register does not cover yet
+	$(BIN)/python tools/claims.py $(wildcard $(SOURCEDIR)/*/*.md)
+
+stale-data: venv ## price and spec claims whose data is more than 12 months old (a scheduled workflow)
+	$(BIN)/python tools/stale_data.py
 
 clean: ## remove build output
 	rm -rf $(BUILDDIR)

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import kb_claims
+from test_contributor_kit import repo  # noqa: F401  (fixture)
 from test_site import articles
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,3 +154,48 @@ def test_formulas_refuse_anything_but_arithmetic():
     with pytest.raises(ValueError):
         evaluate("__import__('os')", {})
     assert evaluate("a * b / c", {"a": 2, "b": 3, "c": 4}) == 1.5
+
+
+# -- what readers see ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("as_of", "stale"), [("2025-11", True), ("2025-12", False), ("2026", False),
+                                              ("2025", False), ("2024", True),
+                                              ("2025-11-30", True)])
+def test_data_older_than_twelve_months_is_stale(as_of, stale):
+    assert kb_claims.is_stale(as_of, __import__("datetime").date(2026, 12, 1)) is stale
+
+
+def test_the_stale_data_report_names_file_line_and_page(tmp_path, capsys):
+    import stale_data
+
+    folder = tmp_path / "data" / "claims" / "hardware"
+    folder.mkdir(parents=True)
+    (folder / "gpu-rental-guide.yaml").write_text(
+        "- claim: '| RTX 4090 | 24GB | ¥3-5 |'\n  kind: price\n  verdict: unsourced\n"
+        "  note: note-x\n  as_of: 2024-06\n", encoding="utf-8")
+    assert stale_data.main(["--data", str(tmp_path / "data"), "--today", "2026-12-01"]) == 1
+    out = capsys.readouterr().out
+    assert "data/claims/hardware/gpu-rental-guide.yaml:1: docs/hardware/gpu-rental-guide.md" in out
+    assert stale_data.main(["--data", str(tmp_path / "data"), "--today", "2025-01-01"]) == 0
+
+
+def test_an_article_shows_its_sources_and_the_date_of_its_table_data(repo):  # noqa: F811
+    from test_contributor_kit import _make
+
+    page = repo / "docs/hardware/gpu-rental-guide.md"
+    row = next(line for line in page.read_text(encoding="utf-8").splitlines()
+               if line.startswith("| RTX 4090"))
+    register = repo / "data/claims/hardware/gpu-rental-guide.yaml"
+    register.write_text(register.read_text(encoding="utf-8") + (
+        f"- claim: {row!r}\n  kind: price\n  verdict: verified\n  as_of: 2024-06\n"
+        "  source: [{title: 某云厂商价格页, url: 'https://example.com/prices', accessed: 2026-12-01}]\n"),
+        encoding="utf-8")
+    proc = _make(repo, "html")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    html = (repo / "_build/html/hardware/gpu-rental-guide.html").read_text(encoding="utf-8")
+    sources = html[html.index('id="kb-sources"'):]
+    assert "参考来源" in sources and 'href="https://example.com/prices"' in sources
+    assert "2026-12-01 查阅" in sources
+    assert sources.index("kb-sources") < sources.index("kb-article-footer")
+    assert "数据截至 2024 年 6 月" in html and "已超过 12 个月" in html

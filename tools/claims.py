@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "extensions"))
 
 import kb_claims  # noqa: E402
+from kb_frontmatter import is_article  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = 0
     for page in args.pages:
         doc = page.resolve().relative_to(ROOT / "docs").with_suffix("").as_posix()
+        if not is_article(doc):
+            continue  # guide landing pages, the glossary …: no claims of an author
         text = page.read_text(encoding="utf-8")
         entries = registers.get(doc, [])
         units = kb_claims.claim_units(text) if args.all else kb_claims.uncovered(text, entries)

@@ -216,12 +216,25 @@ def _references(entries: list[dict]) -> nodes.section | None:
     return section
 
 
+def _cells(claim: str) -> list[str]:
+    return [plain(c) for c in claim.strip().strip("|").split("|") if plain(c)]
+
+
+def _in_row(claim: str, row: nodes.row) -> bool:
+    """Whether a claim (a whole row as printed, or text of one cell) is in a table row."""
+    cells = [plain(entry.astext()) for entry in row.findall(nodes.entry)]
+    wanted = _cells(claim)
+    if claim.strip().startswith("|"):
+        return all(c in cells for c in wanted)
+    return any(plain(claim) in cell for cell in cells)
+
+
 def _table_dates(table: nodes.table, entries: list[dict]) -> list[str]:
-    text = plain(table.astext())
+    """The as-of dates of the price and spec claims in a table, oldest first."""
+    rows = list(table.findall(nodes.row))
     return sorted({e["as_of"] for e in entries
-                   if e.get("as_of") and e["kind"] in ("price", "spec") and plain(e["claim"])
-                   and any(plain(e["claim"]) in plain(row.astext()) or plain(row.astext()) in plain(e["claim"])
-                           for row in table.findall(nodes.row)) and text})
+                   if e.get("as_of") and e["kind"] in ("price", "spec")
+                   and any(_in_row(e["claim"], row) for row in rows)})
 
 
 def on_doctree_resolved(app, doctree, docname: str) -> None:
@@ -246,7 +259,19 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     section = next(iter(doctree.findall(nodes.section)), None)
     references = _references(entries)
     if section is not None and references is not None:
-        section.append(references)
+        # the sources belong to the article: before its keywords and footer (kb_tags)
+        after = next((i for i, child in enumerate(section.children)
+                      if {"kb-keywords", "kb-article-footer"} & set(child.get("classes", []))),
+                     len(section.children))
+        section.insert(after, references)
+
+
+def stale_claims(data_dir: Path, today: dt.date) -> list[tuple[str, dict]]:
+    """(docname, entry) of every price or spec claim whose data is more than
+    MONTHS_OLD months old on ``today``."""
+    registers, _ = load(data_dir)
+    return [(doc, e) for doc, entries in sorted(registers.items()) for e in entries
+            if e.get("as_of") and e["kind"] in ("price", "spec") and is_stale(e["as_of"], today)]
 
 
 def on_config_inited(app, config) -> None:
