@@ -199,3 +199,24 @@ def test_an_article_shows_its_sources_and_the_date_of_its_table_data(repo):  # n
     assert "2026-12-01 查阅" in sources
     assert sources.index("kb-sources") < sources.index("kb-article-footer")
     assert "数据截至 2024 年 6 月" in html and "已超过 12 个月" in html
+
+
+def test_undated_price_tables_say_so_and_are_not_called_fresh(site):
+    """An undated register entry (no date in the article, no source) is shown as
+    such under its table, with the advice to check; never as a guessed date."""
+    html = (site / "hardware/gpu-rental-guide.html").read_text(encoding="utf-8")
+    notices = re.findall(r'<p class="kb-as-of kb-stale">(.*?)</p>', html, re.S)
+    assert len(notices) >= 2, notices  # the consumer and the professional price tables
+    for notice in notices:
+        assert "原文未注明日期" in notice and "使用前请核对最新来源" in notice, notice
+        assert "数据截至" not in notice, notice
+
+
+def test_as_of_is_a_date_or_undated(tmp_path):
+    folder = tmp_path / "claims" / "hardware"
+    folder.mkdir(parents=True)
+    (folder / "x.yaml").write_text("- claim: '| A | ¥3 |'\n  kind: price\n  verdict: unsourced\n"
+                                   "  note: note-x\n  as_of: 最近\n", encoding="utf-8")
+    _, problems = kb_claims.load(tmp_path)
+    assert [p.line for p in problems] == [5], problems
+    assert kb_claims.is_stale("undated", __import__("datetime").date(2030, 1, 1)) is False

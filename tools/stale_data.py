@@ -34,7 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{where}:{entry['line']}: docs/{doc}.md: {entry['claim']} "
               f"(data as of {entry['as_of']}, more than {kb_claims.MONTHS_OLD} months before "
               f"{args.today})")
-    print(f"{len(stale)} stale price/spec claim(s)")
+    undated = kb_claims.undated_claims(args.data)
+    print(f"{len(stale)} stale price/spec claim(s); {len(undated)} undated (the pages say so; "
+          "date them when a source is found)")
     return 1 if stale else 0
 
 

@@ -14,7 +14,9 @@ entry names the claim as printed on the page, its kind, and a verdict:
 - ``opinion`` or ``excluded``: with the reason (a year in a title is not a
   claim).
 
-Prices and specs say what date the data is as of (``as_of``). Claims that
+Prices and specs say what date the data is as of (``as_of``), or
+``undated`` when neither the article nor a source says: a guessed date
+would tell readers the data is fresher (or older) than anyone knows. Claims that
 appear on several pages share a ``topic``: one verdict, and every page
 carries the note or links to it.
 
@@ -27,7 +29,8 @@ units of a page that the register does not cover yet.
 
 On the pages (HTML only): an article with sourced entries ends with a
 参考来源 list; a table holding price or spec claims says 数据截至 …, and
-when that date is more than 12 months before the build, that it is old
+when that date is more than 12 months before the build, or the data is
+undated, that it may be out of date
 (the scheduled workflow ``stale-data`` reports such tables; a build never
 fails because of the calendar).
 """
@@ -178,12 +181,19 @@ def _registers(app) -> dict[str, list[dict]]:
 MONTHS_OLD = 12
 
 
+UNDATED = "undated"
+
+
 def as_of_text(as_of: str) -> str:
+    if as_of == UNDATED:
+        return "原文未注明"
     parts = as_of.split("-")
     return f"{int(parts[0])} 年" + (f" {int(parts[1])} 月" if len(parts) > 1 else "")
 
 
 def is_stale(as_of: str, today: dt.date) -> bool:
+    if as_of == UNDATED:
+        return False  # no date to age: the page says so (see on_doctree_resolved)
     parts = [int(p) for p in as_of.split("-")] + [12, 28][len(as_of.split("-")) - 1:]
     year, month = parts[0], parts[1]
     return (today.year - year) * 12 + (today.month - month) > MONTHS_OLD
@@ -230,11 +240,13 @@ def _in_row(claim: str, row: nodes.row) -> bool:
 
 
 def _table_dates(table: nodes.table, entries: list[dict]) -> list[str]:
-    """The as-of dates of the price and spec claims in a table, oldest first."""
+    """The as-of dates of the price and spec claims in a table, oldest first
+    (``undated`` last)."""
     rows = list(table.findall(nodes.row))
     return sorted({e["as_of"] for e in entries
                    if e.get("as_of") and e["kind"] in ("price", "spec")
-                   and any(_in_row(e["claim"], row) for row in rows)})
+                   and any(_in_row(e["claim"], row) for row in rows)},
+                  key=lambda d: (d == UNDATED, d))
 
 
 def on_doctree_resolved(app, doctree, docname: str) -> None:
@@ -248,13 +260,17 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         dates = _table_dates(table, entries)
         if not dates:
             continue
-        oldest = dates[0]
+        dated = [d for d in dates if d != UNDATED]
         para = nodes.paragraph(classes=["kb-as-of"])
-        para += nodes.Text("数据截至 " + "、".join(as_of_text(d) for d in dates) + "。")
-        if is_stale(oldest, today):
+        if dated:
+            para += nodes.Text("数据截至 " + "、".join(as_of_text(d) for d in dated) + "。")
+        if UNDATED in dates:
+            para += nodes.Text(("其余" if dated else "表中") + "数据原文未注明日期，也没有找到来源。")
+        if UNDATED in dates or is_stale(dated[0], today):
             para["classes"].append("kb-stale")
-            para += nodes.strong("", f"这些数据已超过 {MONTHS_OLD} 个月，价格与规格可能已经变化，"
-                                     "使用前请核对最新来源。")
+            said = (f"这些数据已超过 {MONTHS_OLD} 个月，" if dated and is_stale(dated[0], today)
+                    else "")
+            para += nodes.strong("", said + "价格与规格可能已经变化，使用前请核对最新来源。")
         table.parent.insert(table.parent.index(table) + 1, para)
     section = next(iter(doctree.findall(nodes.section)), None)
     references = _references(entries)
@@ -264,6 +280,13 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
                       if {"kb-keywords", "kb-article-footer"} & set(child.get("classes", []))),
                      len(section.children))
         section.insert(after, references)
+
+
+def undated_claims(data_dir: Path) -> list[tuple[str, dict]]:
+    """(docname, entry) of every price or spec claim nobody could date."""
+    registers, _ = load(data_dir)
+    return [(doc, e) for doc, entries in sorted(registers.items()) for e in entries
+            if e.get("as_of") == UNDATED and e["kind"] in ("price", "spec")]
 
 
 def stale_claims(data_dir: Path, today: dt.date) -> list[tuple[str, dict]]:
