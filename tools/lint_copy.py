@@ -18,7 +18,7 @@ import autocorrect_py
 
 def lint(path: Path) -> list[str]:
     result = autocorrect_py.lint_for(path.read_text(encoding="utf-8"), "markdown")
-    return [f"{path}:{line.l}: KB030 copywriting: {line.old.strip()!r} → {line.new.strip()!r}"
+    return [f"{path}:{line.line}: KB030 copywriting: {line.old.strip()!r} → {line.new.strip()!r}"
             for line in result.lines]
 
 
