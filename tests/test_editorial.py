@@ -2,7 +2,9 @@
 
 The body shows the corrected, tested code; the 编者注 under it says so and
 quotes the author's original inside ``{original}``: collapsed, and each of its
-code blocks shows 原文·勿照抄 next to the copy button. No original is offered
+code blocks shows 原文·勿照抄 next to the copy button. A Python original carries
+``% skip: next "原文，已由上方更正版替代"`` (Sybil would run it); shell and YAML
+originals carry none (they are checked, never run; see test_snippet_policy). No original is offered
 for copying in the body. Notes read at the size of the article's own text.
 """
 
@@ -62,9 +64,11 @@ def test_every_quoted_original_is_inside_original(doc):
         if is_original and "original" not in outer:
             problems.append(f"docs/{doc}.md:{number}: the author's original code is not inside "
                             "{original} (in the 编者注 under the corrected code)")
-        if "original" in outer and not is_original and name != "mermaid":
-            problems.append(f"docs/{doc}.md:{number}: a block inside {{original}} must be skipped "
-                            'with % skip: next "原文，已由上方更正版替代"')
+        python = name is None and lines[number - 1].strip().lstrip("`~").strip() == "python" or \
+            name in ("code-block", "code") and lines[number - 1].split("}", 1)[1].strip() == "python"
+        if "original" in outer and python and not is_original:
+            problems.append(f"docs/{doc}.md:{number}: a Python block inside {{original}} must be "
+                            'skipped with % skip: next "原文，已由上方更正版替代"')
     assert problems == [], "\n".join(problems)
 
 

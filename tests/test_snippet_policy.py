@@ -67,13 +67,14 @@ def blocks(path: Path) -> list[Block]:
     text = path.read_text(encoding="utf-8")
     lines = text.split("\n")
     in_note = [False] * (len(lines) + 1)
-    depth = 0
+    stack: list[tuple[str, str]] = []  # open colon fences: (colons, directive)
     for i, line in enumerate(lines):
-        if re.match(r"^:::\{editor-note\}", line):
-            depth += 1
-        elif line.strip() == ":::" and depth:
-            depth -= 1
-        in_note[i] = depth > 0
+        opened = re.match(r"^(:{3,})\{([\w-]+)\}", line)
+        if opened:
+            stack.append((opened.group(1), opened.group(2)))
+        elif stack and line.strip() == stack[-1][0]:
+            stack.pop()
+        in_note[i] = any(name == "editor-note" for _, name in stack)
     out = []
     for tok in MarkdownIt("commonmark").parse(text):
         if tok.type != "fence":
@@ -133,6 +134,12 @@ def classify(block: Block) -> tuple[str, list[str]]:
             problems.append(f"show the reason on the page: use ```{{code-block}} python with "
                             f":caption: 示意代码：{reason}")
         return "illustrative", problems
+    if block.skip is not None and lang not in ("python", "text") and not lang.startswith("{"):
+        # Sybil's skip applies to the next *Python* example: before a shell or
+        # YAML block it would silently skip the next Python block of the page.
+        return "checked", [f"% skip: next (line {block.skip_line}) is only for Python blocks: "
+                           f"before a {lang} block it skips the next Python block instead; "
+                           f"remove it ({lang} blocks are checked, never run)"]
     if lang in ("bash", "sh", "shell"):
         return "checked", check_bash(block.code)
     if lang == "yaml":
@@ -173,6 +180,9 @@ def test_every_block_is_executed_checked_or_illustrative(capsys):
     ('% skip: next "以后再说"\n```python\nx = 1\n```', "is not one of"),
     ('% skip: next "需要 CUDA GPU"\n```python\nx = 1\n```', "show the reason on the page"),
     ("```python\ndef f(:\n```", "Python does not compile"),
+    ('% skip: next "原文，已由上方更正版替代"\n```bash\necho hi\n```', "only for Python blocks"),
+    ('% skip: next "原文，已由上方更正版替代"\n```python\nx = 1\n```',
+     "an original kept for comparison must sit inside its 编者注"),
     ("```bash\nif then fi\n```", "syntax error"),
     ("```yaml\napiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n"
      "    spec:\n      containers: [{name: c, image: i}]\n```", "restartPolicy"),
@@ -185,6 +195,17 @@ def test_policy_rejects_each_kind_of_mistake(tmp_path, fence, words):
     page.write_text(f"# 标题\n\n{fence}\n", encoding="utf-8")
     found = [p for b in blocks(page) for p in classify(b)[1]]
     assert any(words in p for p in found), found
+
+
+def test_an_original_inside_original_inside_a_note_is_accepted(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text('::::{editor-note}\n:label: n\n**上面的代码已由编者更正。**\n:::{original}\n'
+                    '% skip: next "原文，已由上方更正版替代"\n```python\nx = 1\n```\n:::\n'
+                    '正文。\n::::\n\n% skip: next "原文，已由上方更正版替代"\n```python\ny = 1\n```\n',
+                    encoding="utf-8")
+    found = [classify(b) for b in blocks(page)]
+    assert found[0] == ("illustrative", []), found
+    assert "sit inside its 编者注" in found[1][1][0], found  # after the note closed
 
 
 def test_policy_accepts_a_visible_illustrative_block(tmp_path):
