@@ -69,10 +69,20 @@ class editor_notes_list(nodes.General, nodes.Element):
 
 
 def _first_sentence(text: str) -> str:
-    """The verdict: the note's first sentence, whole."""
+    """The note's first sentence, whole: up to the first 。！？ (with any closing
+    quote or bracket after it), or ! ? followed by a space."""
     text = re.sub(r"\s+", " ", text).strip()
-    match = re.search(r"^(.+?[。！？!?])(?=\s|$|[^\w）)”’])", text)
+    match = re.search(r"^(.+?(?:[。！？][”’」』）)]*|[!?](?=\s|$)))", text)
     return match.group(1) if match else text
+
+
+def _verdict(note: nodes.Element) -> str:
+    """The verdict a note opens with: its leading bold sentence (the convention,
+    see CONTRIBUTING), else its first sentence."""
+    first = next((child for child in note.children[1:] if isinstance(child, nodes.paragraph)), None)
+    if first is not None and first.children and isinstance(first.children[0], nodes.strong):
+        return re.sub(r"\s+", " ", first.children[0].astext()).strip()
+    return _first_sentence(_verdict_text(note))
 
 
 def _choice_of_kind(argument: str) -> str:
@@ -99,7 +109,7 @@ class EditorNote(SphinxDirective):
         self.set_source_info(node)
         node += nodes.title(TITLE, TITLE)
         node += self.parse_content_to_nodes(allow_section_headings=False)
-        summary = _first_sentence(_verdict_text(node))
+        summary = _verdict(node)
         label = self.options.get("label")
         if label:
             node_id = nodes.make_id(label)
