@@ -220,3 +220,24 @@ def test_as_of_is_a_date_or_undated(tmp_path):
     _, problems = kb_claims.load(tmp_path)
     assert [p.line for p in problems] == [5], problems
     assert kb_claims.is_stale("undated", __import__("datetime").date(2030, 1, 1)) is False
+
+
+def test_the_sources_list_holds_what_the_notes_cite_with_their_date(site):
+    """Every web source an article's 编者注 links to is in its 参考来源, dated."""
+    import html as html_lib
+
+    checked = 0
+    for doc in articles():
+        text = page_text(doc)
+        cited = {url for match in re.finditer(r"^(:{3,})\{editor-note\}\n(.*?)^\1\s*$", text, re.S | re.M)
+                 for url in re.findall(r"\]\((https?://[^)\s]+)\)|<(https?://[^>\s]+)>", match.group(2))
+                 for url in url if url}
+        if not cited:
+            continue
+        page = (site / f"{doc}.html").read_text(encoding="utf-8")
+        sources = page[page.index('id="kb-sources"'):]
+        listed = {html_lib.unescape(u) for u in re.findall(r'href="([^"]+)"', sources)}
+        assert cited <= listed, (doc, sorted(cited - listed)[:5])
+        assert re.search(r"（\d{4}-\d{2}-\d{2} 查阅）", sources), doc
+        checked += len(cited)
+    assert checked > 20  # the notes cite their sources

@@ -27,8 +27,10 @@ holding a number with a unit, a currency, a percentage or a multiple.
 no longer on its page. ``python tools/claims.py docs/x.md`` lists the
 units of a page that the register does not cover yet.
 
-On the pages (HTML only): an article with sourced entries ends with a
-参考来源 list; a table holding price or spec claims says 数据截至 …, and
+On the pages (HTML only): an article ends with a 参考来源 list of the
+sources its entries cite and its 编者注 link to (each with the date it was
+read); a table holding dated claims (DATED_KINDS: prices, specs, costs,
+company and market figures) says 数据截至 …, and
 when that date is more than 12 months before the build, or the data is
 undated, that it may be out of date
 (the scheduled workflow ``stale-data`` reports such tables; a build never
@@ -179,6 +181,8 @@ def _registers(app) -> dict[str, list[dict]]:
 # -- on the pages -------------------------------------------------------------------------
 
 MONTHS_OLD = 12
+# Claims whose worth depends on when they were true: their tables say so.
+DATED_KINDS = ("price", "spec", "cost", "company", "market")
 
 
 UNDATED = "undated"
@@ -210,8 +214,23 @@ def sources_of(entries: list[dict]) -> list[dict]:
     return out
 
 
-def _references(entries: list[dict]) -> nodes.section | None:
-    sources = sources_of(entries)
+def note_sources(app, doctree, docname: str) -> list[dict]:
+    """The web sources the page's 编者注 link to, dated by their note's :date:."""
+    dates = {n["id"]: n.get("date", "") for n in getattr(app.env, "kb_editor_notes", {}).get(docname, [])}
+    out = []
+    for note in doctree.findall(nodes.admonition):
+        if "editor-note" not in note["classes"]:
+            continue
+        date = next((dates[i] for i in note["ids"] if i in dates), "")
+        for ref in note.findall(nodes.reference):
+            url = ref.get("refuri", "")
+            if url.startswith(("https://", "http://")) and date:
+                out.append({"title": ref.astext(), "url": url, "accessed": date})
+    return out
+
+
+def _references(entries: list[dict], extra: list[dict] = ()) -> nodes.section | None:
+    sources = sources_of([*entries, {"source": list(extra)}])
     if not sources:
         return None
     section = nodes.section(ids=["kb-sources"], classes=["kb-sources"])
@@ -244,7 +263,7 @@ def _table_dates(table: nodes.table, entries: list[dict]) -> list[str]:
     (``undated`` last)."""
     rows = list(table.findall(nodes.row))
     return sorted({e["as_of"] for e in entries
-                   if e.get("as_of") and e["kind"] in ("price", "spec")
+                   if e.get("as_of") and e["kind"] in DATED_KINDS
                    and any(_in_row(e["claim"], row) for row in rows)},
                   key=lambda d: (d == UNDATED, d))
 
@@ -273,7 +292,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
             para += nodes.strong("", said + "价格与规格可能已经变化，使用前请核对最新来源。")
         table.parent.insert(table.parent.index(table) + 1, para)
     section = next(iter(doctree.findall(nodes.section)), None)
-    references = _references(entries)
+    references = _references(entries, note_sources(app, doctree, docname))
     if section is not None and references is not None:
         # the sources belong to the article: before its keywords and footer (kb_tags)
         after = next((i for i, child in enumerate(section.children)
@@ -286,7 +305,7 @@ def undated_claims(data_dir: Path) -> list[tuple[str, dict]]:
     """(docname, entry) of every price or spec claim nobody could date."""
     registers, _ = load(data_dir)
     return [(doc, e) for doc, entries in sorted(registers.items()) for e in entries
-            if e.get("as_of") == UNDATED and e["kind"] in ("price", "spec")]
+            if e.get("as_of") == UNDATED and e["kind"] in DATED_KINDS]
 
 
 def stale_claims(data_dir: Path, today: dt.date) -> list[tuple[str, dict]]:
@@ -294,7 +313,7 @@ def stale_claims(data_dir: Path, today: dt.date) -> list[tuple[str, dict]]:
     MONTHS_OLD months old on ``today``."""
     registers, _ = load(data_dir)
     return [(doc, e) for doc, entries in sorted(registers.items()) for e in entries
-            if e.get("as_of") and e["kind"] in ("price", "spec") and is_stale(e["as_of"], today)]
+            if e.get("as_of") and e["kind"] in DATED_KINDS and is_stale(e["as_of"], today)]
 
 
 def on_config_inited(app, config) -> None:
