@@ -1,0 +1,287 @@
+"""Bad data files fail the build at their own path and line, never with a traceback.
+
+The data files (data/*.yaml, data/front-matter.schema.json) come with pull
+requests like the pages do. Each mistake below must end the build
+(``-W``) with ``data/<file>:LINE: WARNING: KB04x …`` — the file's path
+relative to the repository, the line of the offending entry — and never with
+a Python traceback, nor at a line of the generated glossary page.
+
+Most cases build a tiny project (two pages, a two-entry glossary) with the
+repository's conf.py, extensions and data, so each takes about a second; a
+few run ``make html`` on a copy of the repository.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_contributor_kit import _make, repo  # noqa: F401  (repo: a fixture)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What a build reads besides docs/ (tools/synth_kb.py copies the same).
+BUILD_INPUTS = ["conf.py", "_static", "_templates", "data", "tools", "pagefind.yml", "package.json"]
+
+INDEX = """\
+# 首页
+
+```{toctree}
+training/index
+glossary
+```
+"""
+
+GUIDE = """\
+# 训练
+
+```{toctree}
+x
+```
+"""
+
+GLOSSARY_PAGE = """\
+---
+title: 术语表
+---
+
+# 术语表
+
+```{kb-glossary}
+```
+"""
+
+ARTICLE = """\
+---
+title: 梯度累积
+guide: training
+tags: [memory]
+summary: 用小显存模拟大 batch。
+---
+
+# 梯度累积
+
+(x-intro)=
+## 引言
+
+{term}`梯度累积`让小显存也能用大 batch。
+"""
+
+GLOSSARY = """\
+# tiny glossary
+- id: gradient-accumulation
+  zh: 梯度累积
+  en: gradient accumulation
+  def: 把多个小批次的梯度加在一起。
+  see: [x-intro]
+- id: mixed-precision
+  zh: 混合精度
+  def: 低精度训练。
+"""
+
+
+def tiny_project(root: Path) -> Path:
+    """A two-page knowledge base built with the repository's conf.py, tools and data."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name in BUILD_INPUTS:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(
+            src, root / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
+    (root / "node_modules").symlink_to(ROOT / "node_modules")
+    pages = {"index.md": INDEX, "glossary.md": GLOSSARY_PAGE, "training/index.md": GUIDE,
+             "training/x.md": ARTICLE}
+    for name, text in pages.items():
+        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    (root / "data" / "glossary.yaml").write_text(GLOSSARY, encoding="utf-8")
+    return root
+
+
+def build(root: Path, timeout: float = 60) -> tuple[int, str]:
+    """Build like the Makefile does; (exit code, output). A hang fails the test."""
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(root), "-W", "-n",
+           "--keep-going", str(root / "docs"), str(root / "_build" / "html")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def assert_fails_at(root: Path, *messages: str, timeout: float = 60) -> str:
+    code, out = build(root, timeout)
+    assert code != 0, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    for message in messages:
+        assert message in out, out[-3000:]
+    return out
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    return tiny_project(tmp_path / "kb")
+
+
+def test_the_tiny_project_builds_clean(tiny):
+    code, out = build(tiny)
+    assert code == 0 and "WARNING" not in out, out[-3000:]
+
+
+def write(root: Path, name: str, text: str | bytes) -> None:
+    path = root / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+
+
+# -- data/glossary.yaml --------------------------------------------------------------
+
+GLOSSARY_CASES = {
+    "invalid-yaml": (GLOSSARY.replace("  see: [x-intro]", "  see: [x-intro"),
+                     "data/glossary.yaml:7: WARNING: KB040 not valid YAML"),
+    "not-a-list": ("gradient-accumulation: 梯度累积\n",
+                   "data/glossary.yaml:1: WARNING: KB043 {'gradient-accumulation': '梯度累积'} "
+                   "is not of type 'array'"),
+    "no-def": (GLOSSARY.replace("  def: 低精度训练。\n", ""),
+               "data/glossary.yaml:7: WARNING: KB043 at [1]: 'def' is a required property"),
+    "no-zh": (GLOSSARY.replace("  zh: 混合精度\n", ""),
+              "data/glossary.yaml:7: WARNING: KB043 at [1]: 'zh' is a required property"),
+    "no-id": (GLOSSARY.replace("- id: mixed-precision\n  zh: 混合精度", "- zh: 混合精度"),
+              "data/glossary.yaml:7: WARNING: KB043 at [1]: 'id' is a required property"),
+    "wrong-type": (GLOSSARY.replace("  def: 低精度训练。", "  def: 低精度训练。\n  aliases: AMP"),
+                   "data/glossary.yaml:10: WARNING: KB043 at [1].aliases: 'AMP' is not of type 'array'"),
+    "duplicate-id": (GLOSSARY.replace("id: mixed-precision", "id: gradient-accumulation"),
+                     "data/glossary.yaml:7: WARNING: KB044 id 'gradient-accumulation' is already "
+                     "used by the entry on line 2"),
+    "duplicate-name": (GLOSSARY + "  aliases: [Gradient Accumulation]\n",
+                       "data/glossary.yaml:7: WARNING: KB044 name 'Gradient Accumulation' is "
+                       "already a name of 'gradient-accumulation' (line 2)"),
+    "duplicate-key": (GLOSSARY.replace("  def: 低精度训练。", "  def: 低精度训练。\n  zh: 低精度"),
+                      "data/glossary.yaml:10: WARNING: KB041 key 'zh' is given twice (first on line 8)"),
+    "alias": (GLOSSARY.replace("  def: 低精度训练。", "  def: *d").replace("def: 把", "def: &d 把"),
+              "data/glossary.yaml:5: WARNING: KB042 YAML anchors (&name) and aliases (*name) "
+              "are not allowed"),
+    "not-utf-8": (GLOSSARY.replace("低精度训练", "\udcff").encode("utf-8", "surrogateescape"),
+                  "data/glossary.yaml:9: WARNING: KB040 not UTF-8 (byte 0xff)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GLOSSARY_CASES))
+def test_a_bad_glossary_fails_at_its_line(tiny, case):
+    text, message = GLOSSARY_CASES[case]
+    write(tiny, "data/glossary.yaml", text)
+    assert_fails_at(tiny, message)
+
+
+def test_an_unknown_see_label_is_reported_at_the_glossary_entry(tiny):
+    write(tiny, "data/glossary.yaml", GLOSSARY + "  see: [no-such-label]\n")
+    out = assert_fails_at(tiny, f"{tiny}/data/glossary.yaml:7: WARNING: undefined label: 'no-such-label'")
+    assert "docs/glossary.md" not in out, out[-3000:]
+
+
+def test_a_definition_with_a_broken_reference_is_reported_at_its_entry(tiny):
+    write(tiny, "data/glossary.yaml", GLOSSARY.replace("低精度训练。", "见 {ref}`nowhere`。"))
+    assert_fails_at(tiny, f"{tiny}/data/glossary.yaml:7: WARNING: undefined label: 'nowhere'")
+
+
+# -- data/tags.yaml, data/guides.yaml ----------------------------------------------
+
+TAGS = (ROOT / "data" / "tags.yaml").read_text(encoding="utf-8")
+GUIDES = (ROOT / "data" / "guides.yaml").read_text(encoding="utf-8")
+
+
+def _line(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+OTHER_CASES = {
+    "tags-invalid-yaml": ("tags.yaml", TAGS.replace("memory: 显存优化", "memory: [显存优化"),
+                          f"data/tags.yaml:{_line(TAGS, 'memory:') + 1}: WARNING: KB040 not valid YAML"),
+    "tags-not-a-mapping": ("tags.yaml", "- memory\n- gpu\n",
+                           "data/tags.yaml:1: WARNING: KB043 ['memory', 'gpu'] is not of type 'object'"),
+    "tags-duplicate": ("tags.yaml", TAGS.replace("gpu: GPU", "gpu: GPU\nmemory: 显存"),
+                       f"data/tags.yaml:{_line(TAGS, 'memory:') + 1}: WARNING: KB041 key 'memory' "
+                       f"is given twice (first on line {_line(TAGS, 'gpu: GPU') + 1})"),
+    "tags-not-a-name": ("tags.yaml", TAGS.replace("gpu: GPU", "gpu: [GPU]"),
+                        f"data/tags.yaml:{_line(TAGS, 'gpu: GPU')}: WARNING: KB043 at gpu: "
+                        "['GPU'] is not of type 'string'"),
+    "guides-no-blurb": ("guides.yaml", GUIDES.replace("  blurb: 把大模型用便宜", "  summary: 把大模型用便宜"),
+                        f"data/guides.yaml:{_line(GUIDES, '- key: inference')}: WARNING: KB043 at [1]: "
+                        "'blurb' is a required property"),
+    "guides-duplicate-key": ("guides.yaml", GUIDES.replace("key: industry", "key: hardware"),
+                             f"data/guides.yaml:{_line(GUIDES, '- key: industry')}: WARNING: KB044 "
+                             f"guide key 'hardware' is already used on line {_line(GUIDES, '- key: hardware')}"),
+    "guides-not-a-list": ("guides.yaml", "training: 训练\n",
+                          "data/guides.yaml:1: WARNING: KB043 {'training': '训练'} is not of type 'array'"),
+    "schema-json-syntax": ("front-matter.schema.json", '{\n  "type": "object",\n  "properties": {,\n}\n',
+                           "data/front-matter.schema.json:3: WARNING: KB040 not valid JSON"),
+    "schema-not-a-schema": ("front-matter.schema.json",
+                            (ROOT / "data/front-matter.schema.json").read_text(encoding="utf-8")
+                            .replace('"additionalProperties": false', '"additionalProperties": "no"'),
+                            "data/front-matter.schema.json:7: WARNING: KB046 not a valid JSON schema: "
+                            "at additionalProperties: 'no' is not of type 'object', 'boolean'"),
+    "schema-without-properties": ("front-matter.schema.json", '{"type": "object"}\n',
+                                  "data/front-matter.schema.json:1: WARNING: KB046 the front-matter "
+                                  "schema must describe an object"),
+    "linkcheck-bad-regex": ("linkcheck-ignore.yaml", "- pattern: '^https://example\\.com/(a'\n  reason: r\n",
+                            "data/linkcheck-ignore.yaml:1: WARNING: KB045 pattern '^https://example\\\\.com/(a' "
+                            "is not a regular expression"),
+    "linkcheck-invalid-yaml": ("linkcheck-ignore.yaml", "- pattern: [\n",
+                               "data/linkcheck-ignore.yaml:2: WARNING: KB040 not valid YAML"),
+    "linkcheck-no-reason": ("linkcheck-ignore.yaml", "- pattern: '^https://x/'\n",
+                            "data/linkcheck-ignore.yaml:1: WARNING: KB043 at [0]: 'reason' is a "
+                            "required property"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_CASES))
+def test_a_bad_data_file_fails_at_its_line(tiny, case):
+    name, text, message = OTHER_CASES[case]
+    write(tiny, f"data/{name}", text)
+    assert_fails_at(tiny, message)
+
+
+# -- the loader on its own ------------------------------------------------------------
+
+
+def test_load_yaml_raises_with_every_problem(tmp_path):
+    import kb_data
+
+    path = tmp_path / "x.yaml"
+    path.write_text("a: 1\nb: 2\na: 3\n", encoding="utf-8")
+    with pytest.raises(kb_data.DataError) as err:
+        kb_data.load_yaml(path)
+    assert [(p.line, p.code) for p in err.value.problems] == [(3, "KB041")]
+
+
+def test_an_alias_bomb_is_refused_before_it_expands():
+    import kb_data
+
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"{chr(97 + i)}: &{chr(97 + i)} [{','.join([f'*{chr(96 + i)}'] * 9)}]" for i in range(1, 10)]
+    with pytest.raises(kb_data.YamlProblem) as err:
+        kb_data.parse_yaml("\n".join(lines))
+    assert (err.value.kind, err.value.line) == ("unsafe", 1)
+
+
+# -- through make html, as CI runs it --------------------------------------------------
+
+
+def test_make_html_reports_a_bad_glossary_see_label_at_the_yaml(repo):
+    glossary = repo / "data/glossary.yaml"
+    text = glossary.read_text(encoding="utf-8")
+    glossary.write_text(text.replace("see: [tips10-zero]", "see: [tips10-zeroo]", 1), encoding="utf-8")
+    line = _line(text, "- id: zero\n")
+    proc = _make(repo, "html")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    assert f"data/glossary.yaml:{line}: WARNING: undefined label: 'tips10-zeroo'" in out, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+
+
+def test_make_html_reports_a_broken_linkcheck_ignore_file_without_traceback(repo):
+    (repo / "data/linkcheck-ignore.yaml").write_text("- pattern: '(unclosed'\n  reason: x\n- [\n",
+                                                     encoding="utf-8")
+    proc = _make(repo, "html")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    assert "data/linkcheck-ignore.yaml:4: WARNING: KB040 not valid YAML" in out, out[-3000:]
+    assert "Traceback" not in out and "configuration file" not in out, out[-3000:]
