@@ -50,11 +50,12 @@ nitpicky = True
 
 # -- MyST ----------------------------------------------------------------------
 
+# Not "substitution": MyST evaluates {{ … }} as Jinja without a sandbox, and
+# every pull request is built with CI's credentials (kb_untrusted, KB016).
 myst_enable_extensions = [
     "colon_fence",
     "deflist",
     "fieldlist",
-    "substitution",
 ]
 # Stable ASCII anchors for headings (h1–h3), so links survive title edits.
 myst_heading_anchors = 3

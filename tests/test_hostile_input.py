@@ -320,3 +320,143 @@ def test_what_templates_or_settings_write_is_checked_in_the_written_pages(repo, 
     out = assert_refused(proc)
     assert re.search(r"_build/html/index\.html:\d+: WARNING: KB015 .*" + re.escape(what), out), \
         out[-3000:]
+
+
+# -- 4. the second round: what an independent probe found past the first guards ----------
+
+PAYLOAD = "{{ lipsum.__globals__['os'].popen('touch PWNED').read() }}"
+
+
+def test_jinja_in_a_page_is_text_and_never_runs(repo):
+    """MyST substitutions evaluate {{ … }} without a sandbox: they are off, so the
+    braces are text, and nothing runs on the machine that builds."""
+    _append(repo, f"运行 {PAYLOAD} 试试。\n")
+    glossary = repo / "data/glossary.yaml"
+    glossary.write_text(glossary.read_text(encoding="utf-8").replace(
+        "def: ", f"def: \"{PAYLOAD.replace(chr(39), chr(39))}\" ", 1), encoding="utf-8")
+    proc = _make(repo, "html")
+    assert not (repo / "PWNED").exists() and not (repo / "docs/PWNED").exists()
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("key", ["myst:\n  enable_extensions: [substitution]\n",
+                                 "myst:\n  substitutions:\n    x: '<script>alert(1)</script>'\n",
+                                 "html_meta:\n  http-equiv=refresh: 0; url=https://evil.example/\n"])
+@pytest.mark.parametrize("page", ["docs/errata.md", PAGE])
+def test_page_level_myst_settings_are_refused(repo, key, page):
+    path = repo / page
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("---\n", "---\n" + key, 1) + f"\n{PAYLOAD}\n", encoding="utf-8")
+    proc = _make(repo, "html")
+    # an article's front matter is checked field by field first: unknown fields are KB006
+    code = "KB016 front matter key" if page != PAGE else "KB006 unknown field(s)"
+    assert_refused(proc, f"{page}:2: WARNING: {code} '{key.split(':')[0]}'")
+    assert not (repo / "PWNED").exists() and not (repo / "docs/PWNED").exists()
+    built = repo / "_build/html" / page.replace("docs/", "").replace(".md", ".html")
+    assert "<script>alert(1)" not in built.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("where, target", [
+    ("_static/gitcfg.txt", "../.git/config"),
+    ("_templates/gitcfg.html", "../.git/config"),
+    ("docs/training/notes.md", "../../README.md"),
+    ("data/extra", "../docs"),
+])
+def test_a_symlink_inside_the_repository_stops_the_build_too(repo, where, target):
+    (repo / ".git").mkdir(exist_ok=True)
+    (repo / ".git/config").write_text(f"[http]\n\textraheader = AUTHORIZATION: {SECRET}\n")
+    (repo / where).symlink_to(target)
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{where}:1: WARNING: KB011")
+    assert SECRET not in published_text(repo / "_build/html") if (repo / "_build/html").exists() else True
+
+
+def test_a_static_folder_that_is_a_symlink_stops_the_build(repo):
+    shutil.move(repo / "_static", repo / "static-real")
+    (repo / "_static").symlink_to("static-real")
+    proc = _make(repo, "html")
+    assert_refused(proc, "_static:1: WARNING: KB011")
+
+
+ACTIVE = {
+    "static-html": (lambda repo: (repo / "_static/evil.html").write_text(
+        "<p>hi</p><script>alert(document.cookie)</script>\n"), "_build/html/_static/evil.html:1",
+        "inline <script>"),
+    "svg-image": (lambda repo: ((repo / "docs/training/evil.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>\n'),
+        _append(repo, "![图](evil.svg)\n")), "_build/html/_images/evil.svg:1", "inline <script>"),
+    "download-html": (lambda repo: ((repo / "docs/training/evil.html").write_text(
+        '<body onload="alert(1)">hi</body>\n'), _append(repo, "{download}`下载 <evil.html>`\n")),
+        "evil.html:1", "event handler onload="),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ACTIVE))
+def test_documents_a_browser_would_run_are_checked_wherever_they_are_published(repo, case):
+    add, where, what = ACTIVE[case]
+    add(repo)
+    proc = _make(repo, "html")
+    out = assert_refused(proc)
+    assert re.search(re.escape(where) + r": WARNING: KB015 .*" + re.escape(what), out), out[-3000:]
+
+
+WRITTEN_PAST_A_REGEX = {
+    "template-script-slash": (
+        lambda repo: _template(repo, "\n{% block extrahead %}<script/x>alert(1)</script>"
+                                     "{% endblock %}\n"), "inline <script>"),
+    "template-meta-slash": (
+        lambda repo: _template(repo, '\n{% block extrahead %}<meta/http-equiv="refresh"/'
+                                     'content="0;url=https://evil.example/">{% endblock %}\n'),
+        "<meta http-equiv='refresh'>"),
+    "template-drops-policy": (
+        lambda repo: (repo / "_templates/page.html").write_text(
+            (repo / "_templates/page.html").read_text(encoding="utf-8").replace(
+                '<meta http-equiv="Content-Security-Policy" content="{{ kb_csp_meta|e }}">', ""),
+            encoding="utf-8"), "lacks the site's <meta http-equiv=\"Content-Security-Policy\">"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRITTEN_PAST_A_REGEX))
+def test_the_written_pages_are_read_as_a_browser_reads_them(repo, case):
+    """``<script/x>`` and ``<meta/http-equiv=…>`` are tags to a browser; a page
+    without the policy would run whatever a template adds."""
+    change, what = WRITTEN_PAST_A_REGEX[case]
+    change(repo)
+    out = assert_refused(_make(repo, "html"))
+    assert re.search(r"_build/html/index\.html:\d+: WARNING: KB015 .*" + re.escape(what), out), \
+        out[-3000:]
+
+
+def test_nesting_too_deep_in_an_included_file_fails_at_its_line(repo):
+    items = "".join("  " * depth + f"- 第 {depth + 1} 层\n" for depth in range(11))
+    (repo / "docs/training/deep.inc").write_text(items + "\n## 标题\n\n正文。\n", encoding="utf-8")
+    _append(repo, "```{include} deep.inc\n```\n")
+    proc = _make(repo, "html")
+    assert_refused(proc, "docs/training/deep.inc:10: WARNING: KB053")
+
+
+@pytest.mark.parametrize("name", ["INCLUDE", "Include", "包含"])
+def test_an_include_under_another_name_is_refused_at_its_line(repo, secret, name):
+    line = _append(repo, f"```{{{name}}} {_relative_from_page(repo, secret)}\n```\n")
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB011")
+    assert SECRET not in published_text(repo / "_build/html")
+
+
+def test_a_remote_figure_with_a_target_is_refused_without_a_traceback(repo):
+    line = _rst(repo, ".. figure:: https://tracker.example/f.png\n   :target: https://example.com/\n\n"
+                      "   图注\n")
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB014")
+
+
+def test_a_control_character_in_the_front_matter_is_refused_at_its_line(repo):
+    page = repo / PAGE
+    text = page.read_text(encoding="utf-8")
+    line = text.split("\n").index(next(l for l in text.split("\n") if l.startswith("summary:"))) + 1
+    # written as YAML's escape in a quoted string: the parser gives the character itself
+    page.write_text(re.sub(r"^summary: (.*)$", r'summary: "\1\\x0b"', text, count=1, flags=re.M),
+                    encoding="utf-8")
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB006 field 'summary' holds the control "
+                         "character U+000B")

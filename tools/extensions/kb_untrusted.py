@@ -13,11 +13,18 @@ that nothing reaches the pages even when ``--keep-going`` writes them:
 
 - ``KB011`` a file outside ``docs/`` and ``_static/`` (symlinks resolved), or
   not a regular file, pulled in by include, literalinclude, csv-table,
-  image, figure or download;
+  image, figure or download; and any symlink among the pages, static files,
+  templates and data (the build stops before it reads them);
 - ``KB012`` a link whose scheme is not http, https, mailto or ftp;
 - ``KB013`` a ``meta`` element with ``http-equiv`` (refresh, or a policy);
 - ``KB014`` a resource that the reader's browser, or the build, would fetch
-  from another host (image, figure, csv-table ``:url:``).
+  from another host (image, figure, csv-table ``:url:``);
+- ``KB016`` page-level MyST settings in front matter (``myst:``,
+  ``html_meta:``, ``substitutions:``): a page could turn on MyST's
+  substitutions there, whose ``{{ … }}`` is Jinja evaluated without a
+  sandbox at build time, that is, code run on CI with its credentials
+  (the site sets MyST options in conf.py only, and does not enable
+  substitutions). The keys are removed before MyST reads the page.
 
 Where the file is read is the directive's business, so the checks sit where
 the path is known before anything is read: the ``literalinclude``,
@@ -38,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
+from docutils.parsers.rst import languages as rst_languages
 from sphinx import addnodes
 from sphinx.directives.code import LiteralInclude
 from sphinx.directives.other import Include
@@ -176,6 +184,15 @@ class RefusedRaw(SphinxDirective):
 
 # -- MyST's {include}: scanned in the text before MyST reads the file -----------
 
+
+def canonical_directive(app, name: str) -> str:
+    """The directive a name means, as docutils looks it up: any case, and the
+    page language's own names (``{包含}`` is include in zh_CN)."""
+    lowered = name.lower()
+    language = rst_languages.get_language(app.config.language or "en")
+    return language.directives.get(lowered, lowered)
+
+
 def scan_includes(app, docname: str, text: str) -> str:
     """``text`` with every MyST include of a file outside docs/ and _static/
     blanked out (line numbers kept), each reported at its line."""
@@ -184,7 +201,7 @@ def scan_includes(app, docname: str, text: str) -> str:
     roots = allowed_roots(app)
     changed = False
     for name, argument, start, end in kb_markdown.directives(md, text):
-        if name not in ("include", "literalinclude") or not argument:
+        if canonical_directive(app, name) not in ("include", "literalinclude") or not argument:
             continue
         if argument.startswith("<") and argument.endswith(">"):
             continue
@@ -197,8 +214,44 @@ def scan_includes(app, docname: str, text: str) -> str:
     return "\n".join(lines) if changed else text
 
 
+# Front-matter keys through which a page changes how MyST parses it.
+PAGE_SETTINGS = ("myst", "html_meta", "substitutions")
+_SETTING = re.compile(rf"^({'|'.join(PAGE_SETTINGS)})\s*:", re.IGNORECASE)
+
+
+def strip_page_settings(docname: str, text: str, where: str | None = None) -> str:
+    """``text`` without page-level MyST settings in its front matter (each
+    reported at its line; the lines are blanked, so numbers are kept)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return text
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        return text
+    changed = False
+    i = 1
+    while i < end:
+        match = _SETTING.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        logger.warning("KB016 front matter key %r sets MyST options for this page, which pages may "
+                       "not do (it can make the build run code); remove it: the site's MyST "
+                       "settings live in conf.py", match.group(1),
+                       location=f"{where}:{i + 1}" if where else (docname, i + 1),
+                       type="kb", subtype="untrusted")
+        lines[i] = ""
+        i += 1
+        while i < end and (not lines[i].strip() or lines[i][:1] in (" ", "\t", "-")):
+            lines[i] = ""  # the key's value: indented lines, or a block list
+            i += 1
+        changed = True
+    return "\n".join(lines) if changed else text
+
+
 def on_source_read(app, docname: str, source: list[str]) -> None:
     if str(app.env.doc2path(docname)).endswith(".md"):
+        source[0] = strip_page_settings(docname, source[0])
         source[0] = scan_includes(app, docname, source[0])
 
 
@@ -212,6 +265,7 @@ def on_include_read(app, relative_path: Path, parent_docname: str, content: list
         content[0] = ""
         return
     if path.suffix == ".md":
+        content[0] = strip_page_settings(docname, content[0], where=str(path))
         content[0] = scan_includes(app, docname, content[0])
 
 
@@ -236,6 +290,18 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None):
         node = node.parent
     return docname, (node.line if node is not None else None)
 
+
+
+def _drop_image(node: nodes.image) -> None:
+    """Replace a refused image by its alt text; an image that is a link
+    (``:target:``) goes with its link, which HTML writers expect to hold an
+    image when it stands outside a paragraph (a figure's)."""
+    alt = node.get("alt", "")
+    gone = node.parent if isinstance(node.parent, nodes.reference) else node
+    if isinstance(gone.parent, nodes.TextElement):
+        gone.replace_self(nodes.Text(alt))
+    else:
+        gone.replace_self(nodes.paragraph("", alt) if alt else [])
 
 
 class RefuseUnsafeNodes(SphinxTransform):
@@ -301,14 +367,14 @@ class RefuseUnsafeNodes(SphinxTransform):
                            "save the image under docs/ (e.g. docs/_images/) and link it by path",
                            uri, location=_location(self.env, node, docname, uri),
                            type="kb", subtype="untrusted")
-            node.replace_self(nodes.Text(node.get("alt", "")))
+            _drop_image(node)
             return
         _, absolute = self.env.relfn2path(uri, docname)
         # image.* names a set of candidates in one folder: that folder must be ours
         problem = file_problem(os.path.dirname(absolute) if "*" in uri else absolute, roots)
         if problem:
             _refuse_file(_location(self.env, node, docname, uri), "image", uri, problem)
-            node.replace_self(nodes.Text(node.get("alt", "")))
+            _drop_image(node)
 
     def download(self, node: nodes.Element, docname: str, roots) -> None:
         target = node["reftarget"]
@@ -340,15 +406,22 @@ def input_folders(app) -> list[Path]:
     return folders + ([Path(data) if Path(data).is_absolute() else confdir / data] if data else [])
 
 
-def outside_links(app) -> list[tuple[Path, str]]:
-    """Symlinks in the input folders that lead outside the repository."""
-    repo = (os.path.realpath(app.confdir), os.path.realpath(app.srcdir))
+def symlinks(app) -> list[tuple[Path, str]]:
+    """Every symlink in the input folders, and any input folder that is one.
+
+    None is allowed, wherever it points: inside the repository, ``.git/``
+    holds CI's credentials (actions/checkout keeps its token in
+    ``.git/config``), and outside it anything the job can read. A file that
+    belongs to the site is committed as a file."""
     found = []
     for top in input_folders(app):
+        if top.is_symlink():
+            found.append((top, os.readlink(top)))
+            continue  # not walked: what it points to is not the repository's
         for folder, dirs, files in os.walk(top):
             for name in dirs + files:
                 path = Path(folder) / name
-                if path.is_symlink() and not inside(path, repo):
+                if path.is_symlink():
                     found.append((path, os.readlink(path)))
     return found
 
@@ -362,14 +435,14 @@ def _shown(path: Path) -> str:
 
 
 def on_builder_inited(app) -> None:
-    """The build copies static files and reads pages and data through links:
-    a link that leads outside the repository stops it before anything is read."""
-    links = outside_links(app)
+    """The build copies static files and reads pages, templates and data
+    through links: any link stops it before anything is read."""
+    links = symlinks(app)
     for path, target in links:
-        logger.warning("KB011 %s is a symlink to %r, outside the repository: the build would "
-                       "publish that file; replace the link with the file itself",
-                       _shown(path), target, location=f"{_shown(path)}:1",
-                       type="kb", subtype="untrusted")
+        logger.warning("KB011 %s is a symlink (to %r): the build would publish whatever it points "
+                       "to (inside the repository that includes .git/ and CI's credentials); commit "
+                       "the file itself instead", _shown(path), target,
+                       location=f"{_shown(path)}:1", type="kb", subtype="untrusted")
     if links:
         raise BuildStopped
 
