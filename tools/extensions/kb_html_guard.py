@@ -3,8 +3,12 @@ site did not mean to ship, wherever it came from.
 
 ``kb_untrusted`` and ``kb_no_raw_html`` refuse what pages say. Templates,
 the theme and other extensions write HTML too, and a pull request can change
-them. So once the pages are written, every page written by this build is
-read again and these fail the build (``KB015``), at the page's file and line:
+them, and a pull request can add files that browsers run as documents
+(an ``.html`` or ``.svg`` under ``_static/``, a download, an image). So once
+the site is written, every page this build wrote, and every such document
+among the files it copied, is read again the way a browser tokenizes it
+(``html.parser``: ``<script/x>`` and ``<meta/http-equiv=…>`` are tags too),
+and these fail the build (``KB015``), at the file and line:
 
 - an inline ``<script>`` (data blocks such as ``type="application/json"``
   are not scripts), or a script loaded from another host;
@@ -15,6 +19,8 @@ read again and these fail the build (``KB015``), at the page's file and line:
 - a resource the browser loads from another host: ``src``, ``srcset``,
   ``poster``, ``<link rel=stylesheet|icon|preload|…>``, ``<base>``, and
   ``url(…)`` in styles.
+
+A page must also carry the policy as ``<meta>`` (below).
 
 That is what the Content-Security-Policy the site ships (``_static/_headers``)
 forbids, so a page that passes here works under it. Links to other sites
@@ -29,11 +35,10 @@ ignore there; that one ``meta`` is the only ``http-equiv`` allowed.
 
 from __future__ import annotations
 
-import bisect
-import html
 import os
 import re
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +48,6 @@ from kb_untrusted import is_remote, url_scheme
 
 logger = logging.getLogger(__name__)
 
-TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s=>/]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?)*)"
-                 r"\s*/?>")
-ATTR = re.compile(r"([^\s=>/]+)(?:\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s>]+))?")
-SCRIPT_END = re.compile(r"</script\s*>", re.IGNORECASE)
 CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)|@import\s+['\"]([^'\"]+)", re.IGNORECASE)
 
 DATA_BLOCKS = {"application/json", "application/ld+json", "text/plain"}
@@ -84,39 +85,73 @@ def meta_policy(policy: str) -> str:
     return "; ".join(p for p in parts if p.split()[0].lower() not in NOT_IN_META)
 
 
-def attributes(text: str) -> dict[str, str]:
-    out = {}
-    for name, value in ATTR.findall(text):
-        if value[:1] in "\"'":
-            value = value[1:-1]
-        out[name.lower()] = html.unescape(value)
-    return out
+class _Scanner(HTMLParser):
+    """Reads a written file the way a browser tokenizes it (``<script/x>``,
+    ``<meta/http-equiv=…>`` and unquoted values included), and notes each
+    finding at its line."""
 
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[int, str]] = []
+        self.csp_meta = False
+        self._inline: tuple[int, list[str]] | None = None  # an inline script being read
+        self._style = False
 
-def problems(page: str) -> list[tuple[int, str]]:
-    """(offset, what is wrong) for every finding in one page's HTML."""
-    found = []
-    for match in TAG.finditer(page):
-        tag, attrs = match.group(1).lower(), attributes(match.group(2))
-        for what in _tag_problems(tag, attrs):
-            found.append((match.start(), what))
+    def handle_starttag(self, tag: str, pairs: list[tuple[str, str | None]]) -> None:
+        line = self.getpos()[0]
+        attrs: dict[str, str] = {}
+        for name, value in pairs:
+            attrs.setdefault(name, value or "")  # a browser keeps the first of two
+        if tag == "meta" and attrs.get("http-equiv", "").lower() == "content-security-policy" \
+                and _policy["meta"] and attrs.get("content") == _policy["meta"]:
+            self.csp_meta = True
+        self.found += [(line, what) for what in _tag_problems(tag, attrs, pairs)]
         if tag == "script" and "src" not in attrs and \
                 attrs.get("type", "").lower() not in DATA_BLOCKS:
-            end = SCRIPT_END.search(page, match.end())
-            body = page[match.end(): end.start() if end else len(page)].strip()
-            found.append((match.start(), f"inline <script> ({body[:60]!r}); serve it as a file "
-                                          "under _static/ instead"))
-    return found
+            self._inline = (line, [])
+        self._style = tag == "style"
+
+    handle_startendtag = handle_starttag
+
+    def handle_data(self, data: str) -> None:
+        if self._inline is not None:
+            self._inline[1].append(data)
+        elif self._style:
+            self.found += [(self.getpos()[0], what) for what in _css_problems("style", data)]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script" and self._inline is not None:
+            line, body = self._inline
+            self.found.append((line, f"inline <script> ({''.join(body).strip()[:60]!r}); serve it "
+                                     "as a file under _static/ instead"))
+            self._inline = None
+        if tag == "style":
+            self._style = False
+
+    def close(self) -> None:
+        super().close()
+        if self._inline is not None:  # never closed: the rest of the file is script
+            self.handle_endtag("script")
 
 
-def _tag_problems(tag: str, attrs: dict[str, str]):
+def scan(text: str) -> tuple[list[tuple[int, str]], bool]:
+    """(line, what is wrong) for every finding in one file's HTML or SVG, and
+    whether it carries the site's policy as <meta>."""
+    scanner = _Scanner()
+    scanner.feed(text)
+    scanner.close()
+    return sorted(scanner.found), scanner.csp_meta
+
+
+def _tag_problems(tag: str, attrs: dict[str, str], pairs: list[tuple[str, str | None]]):
     if tag in EMBEDDING:
         yield f"<{tag}> embeds another document; link to it instead"
     if tag == "meta" and "http-equiv" in attrs and not (
             attrs["http-equiv"].lower() == "content-security-policy" and _policy["meta"]
             and attrs.get("content") == _policy["meta"]):
         yield f"<meta http-equiv={attrs['http-equiv']!r}> can redirect or change the policy"
-    for name, value in attrs.items():
+    for name, value in pairs:
+        value = value or ""
         if name.startswith("on"):
             yield f"event handler {name}= on <{tag}>; attach it from a script file"
         elif name in URL_ATTRS or name == "srcset":
@@ -154,15 +189,14 @@ def _css_problems(tag: str, css: str):
             yield f"style on <{tag}> loads {url[:80]!r} from another host"
 
 
-def check_file(path: Path) -> list[tuple[int, str]]:
-    """(line, what is wrong) in one written page."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    # <style> elements: their text is CSS, not tags
-    findings = problems(text)
-    for style in re.finditer(r"<style\b[^>]*>(.*?)</style>", text, re.S | re.IGNORECASE):
-        findings += [(style.start(), what) for what in _css_problems("style", style.group(1))]
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    return sorted((bisect.bisect_right(starts, offset), what) for offset, what in findings)
+def check_file(path: Path, page: bool = True) -> list[tuple[int, str]]:
+    """(line, what is wrong) in one written file; a page must also carry the
+    site's policy as <meta> (when the site ships one)."""
+    found, has_policy = scan(path.read_text(encoding="utf-8", errors="replace"))
+    if page and _policy["meta"] and not has_policy:
+        found.insert(0, (1, "the page lacks the site's <meta http-equiv=\"Content-Security-Policy\"> "
+                            "(the kb_csp_meta block of _templates/page.html)"))
+    return found
 
 
 def _shown(path: Path) -> str:
@@ -172,15 +206,28 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def written_pages(outdir: Path, since: float):
+# Files a browser runs as documents: a script in any of them runs on the
+# site's origin (GitHub Pages serves them without the policy header).
+ACTIVE = (".html", ".htm", ".xhtml", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".xslt", ".mht")
+ASSETS = ("_static", "_images", "_downloads")
+
+
+def written_files(outdir: Path, since: float):
+    """(path, is_page): the pages this build wrote, and every active document
+    among the files it copied (assets keep their source's time when copied)."""
     for folder, dirs, files in os.walk(outdir):
-        if Path(folder) == outdir:
-            dirs[:] = [d for d in dirs if d not in ("_static", "_images", "_downloads", "pagefind",
-                                                    ".doctrees", "_sources")]
+        top = Path(folder) == outdir
+        if top:
+            dirs[:] = [d for d in dirs if d not in ("pagefind", ".doctrees", "_sources")]
+        asset = Path(folder) != outdir and Path(folder).relative_to(outdir).parts[0] in ASSETS
         for name in files:
             path = Path(folder) / name
-            if name.endswith(".html") and path.stat().st_mtime >= since:
-                yield path
+            if not name.lower().endswith(ACTIVE):
+                continue
+            if asset or not name.endswith(".html"):
+                yield path, False
+            elif path.stat().st_mtime >= since:
+                yield path, True
 
 
 def on_builder_inited(app) -> None:
@@ -196,8 +243,8 @@ def on_page_context(app, pagename, templatename, context, doctree) -> None:
 def on_build_finished(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    for path in sorted(written_pages(Path(app.outdir), _build_start["time"])):
-        for line, what in check_file(path):
+    for path, page in sorted(written_files(Path(app.outdir), _build_start["time"])):
+        for line, what in check_file(path, page):
             logger.warning("KB015 %s; the page must run under the site's Content-Security-"
                            "Policy (see _static/_headers): look for it in the page's source, "
                            "_templates/ or an extension", what, location=f"{_shown(path)}:{line}",
