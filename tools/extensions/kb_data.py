@@ -170,14 +170,19 @@ def parse_yaml(text: str, first_line: int = 1, *, max_bytes: int = MAX_DATA_BYTE
 
 
 def line_of(root: yaml.Node | None, path, first_line: int = 1) -> int:
-    """Line (1-based) of the node at ``path`` (keys and indexes), or of its nearest parent."""
+    """Line (1-based) of the node at ``path`` (keys and indexes), or of its nearest
+    parent. A mapping's value that is a block (a list or mapping on the lines
+    below) is placed at its key's line, where the contributor wrote it."""
     node, line = root, first_line
     for key in path:
         if isinstance(node, yaml.MappingNode):
-            match = [v for k, v in node.value if getattr(k, "value", None) == str(key)]
+            match = [(k, v) for k, v in node.value if getattr(k, "value", None) == str(key)]
             if not match:
                 break
-            node = match[0]
+            key_node, node = match[0]
+            if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and \
+                    node.start_mark.line != key_node.start_mark.line and key == path[-1]:
+                node = key_node
         elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
             node = node.value[key]
         else:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 import functools
 from pathlib import Path
 from typing import Any
@@ -219,12 +220,34 @@ def check_fields(root, data: dict, first: int, docname: str,
     for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
         msg, path = _message(err, tags, guides)
         errors.append((_line_of(root, path, first) if path else first, msg))
+    for path, char in _control_characters(data):
+        errors.append((_line_of(root, path, first),
+                       f"{CODES['field']} field '{'.'.join(map(str, path))}' holds the control "
+                       f"character U+{ord(char):04X}, which feeds and pages cannot carry; remove it"))
     folder = docname.split("/")[0]
     if isinstance(data.get("guide"), str) and data["guide"] in guides and data["guide"] != folder:
         errors.append((_line_of(root, ["guide"], first),
                        f"{CODES['folder']} guide '{data['guide']}' does not match the page's "
                        f"folder docs/{folder}/; move the page or fix the field"))
     return (None if errors else data), errors
+
+
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _control_characters(value, path=()):
+    """(path, character) of each string in the front matter holding a control
+    character (tab, newline and carriage return are text)."""
+    if isinstance(value, str):
+        found = CONTROL.search(value)
+        if found:
+            yield list(path), found.group()
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _control_characters(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _control_characters(item, (*path, index))
 
 
 def is_article(docname: str) -> bool:

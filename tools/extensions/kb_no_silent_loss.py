@@ -24,6 +24,7 @@ warning, with exit status 2 and no traceback.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from sphinx.util import logging
@@ -60,15 +61,24 @@ def too_deep(app, text: str) -> list[tuple[int, int]]:
     return found
 
 
-def on_source_read(app, docname: str, source: list[str]) -> None:
-    if not str(app.env.doc2path(docname)).endswith(".md"):
-        return
-    for line, limit in too_deep(app, source[0]):
+def _report_depth(app, text: str, location) -> None:
+    for line, limit in too_deep(app, text):
         logger.warning("KB053 lists or quotes nested too deep here: the Markdown parser keeps "
                        "%d levels of blocks (about nine levels of list) and would drop this "
                        "block and everything after it; flatten the nesting", limit,
-                       location=(docname, line),
-                       type="kb", subtype="nesting")
+                       location=location(line), type="kb", subtype="nesting")
+
+
+def on_source_read(app, docname: str, source: list[str]) -> None:
+    if str(app.env.doc2path(docname)).endswith(".md"):
+        _report_depth(app, source[0], lambda line: (docname, line))
+
+
+def on_include_read(app, relative_path, parent_docname: str, content: list[str]) -> None:
+    """An included file is parsed like a page (MyST's {include}, or rST's
+    include with a MyST parser): the same limit, reported at its own line."""
+    path = Path(app.srcdir) / relative_path
+    _report_depth(app, content[0], lambda line: f"{path}:{line}")
 
 
 # -- KB054 encoding --------------------------------------------------------------
@@ -148,6 +158,7 @@ def on_env_updated(app, env) -> None:
 def setup(app) -> dict[str, Any]:
     app.setup_extension("myst_parser")
     app.connect("source-read", on_source_read)
+    app.connect("include-read", on_include_read)
     app.connect("env-before-read-docs", on_env_before_read_docs)
     app.connect("env-updated", on_env_updated)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
