@@ -259,6 +259,20 @@ def test_article_twice_in_the_export_is_refused(tmp_path, capsys):
     assert "keep one copy" in err
 
 
+def test_export_missing_a_whole_article_is_refused(tmp_path, capsys):
+    """Cut between two articles, the export parses: HEAD imported 11 of 12 pages."""
+    lines = EXPORT.read_text(encoding="utf-8").split("\n")
+    first = lines.index("# 一文拆解英伟达 LPU")
+    listing = next(k for k in range(first + 1, len(lines)) if lines[k + 1: k + 3] == ["", ""]
+                   and lines[k + 3].startswith("# ") and imp._is_plain(lines[k]))
+    bad = _mutate(tmp_path, lambda ls: ls[:first] + ls[listing + 3:])
+    last = bad.read_text(encoding="utf-8").count("\n") + 1
+    map_line = _line_in(imp.DEFAULT_MAP, '"一文拆解英伟达 LPU":')
+    _expect_refusal(tmp_path, capsys, bad, last,
+                    f"KB070 the export lacks article '一文拆解英伟达 LPU', which articles.yaml "
+                    f"lists at line {map_line}")
+
+
 def _map_with(tmp_path: Path, old: str, new: str) -> Path:
     mapping = tmp_path / "articles.yaml"
     text = imp.DEFAULT_MAP.read_text(encoding="utf-8")

@@ -55,7 +55,7 @@ class ExportError(Exception):
     """A problem in an input file, reported as ``path:line: KBnnn message``.
 
     Codes (listed in CONTRIBUTING.md):
-    KB070 the export is incomplete (cut off): re-export the site;
+    KB070 the export is incomplete (cut off, or an article of data/articles.yaml missing): re-export the site;
     KB071 the export holds the same article twice;
     KB072 two titles in data/articles.yaml share one slug;
     KB073 data/articles.yaml or data/guides.yaml is malformed;
@@ -618,7 +618,26 @@ def render_all(export: Path, map_path: Path, guides_path: Path) -> dict[str, str
                 "guide and tags",
             )
         pages[entry["slug"] + ".md"] = render_page(art, entry, guides)
+    _refuse_missing(export, map_path, mapping, articles)
     return pages
+
+
+def _refuse_missing(export: Path, map_path: Path, mapping: dict, articles: list[Article]) -> None:
+    """An export cut between two articles parses cleanly: what data/articles.yaml
+    lists and the export lacks tells that it is incomplete."""
+    present = {art.title for art in articles}
+    missing = [(title, line) for title, line, _ in _pairs(map_path, _compose(map_path), map_path.name)
+               if title not in present]
+    if missing:
+        title, line = missing[0]
+        last = export.read_text(encoding="utf-8").count("\n") + 1
+        raise ExportError(
+            export, last,
+            f"KB070 the export lacks article '{title}', which {map_path.name} lists at line {line}"
+            + (f" ({len(missing) - 1} more missing)" if len(missing) > 1 else "")
+            + ": the export is incomplete; re-export the site, or remove the entry if the "
+            "article was deleted",
+        )
 
 
 # -- Writing -------------------------------------------------------------------
