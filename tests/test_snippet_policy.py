@@ -25,6 +25,7 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
+from kb_markdown import colon_directives
 from snippet_checks import check_bash, check_k8s_manifest, check_prometheus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,15 +67,7 @@ def blocks(path: Path) -> list[Block]:
     """The fenced blocks of a page, with their skip comment and 编者注 context."""
     text = path.read_text(encoding="utf-8")
     lines = text.split("\n")
-    in_note = [False] * (len(lines) + 1)
-    stack: list[tuple[str, str]] = []  # open colon fences: (colons, directive)
-    for i, line in enumerate(lines):
-        opened = re.match(r"^(:{3,})\{([\w-]+)\}", line)
-        if opened:
-            stack.append((opened.group(1), opened.group(2)))
-        elif stack and line.strip() == stack[-1][0]:
-            stack.pop()
-        in_note[i] = any(name == "editor-note" for _, name in stack)
+    in_note = ["editor-note" in names for names in colon_directives(lines)] + [False]
     out = []
     for tok in MarkdownIt("commonmark").parse(text):
         if tok.type != "fence":

@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT / "tools" / "extensions"))
 
 from kb_frontmatter import is_article  # noqa: E402
 from kb_glossary import load_glossary, names  # noqa: E402
+from kb_markdown import colon_directives  # noqa: E402
 
 _md = MarkdownIt("commonmark").enable("table")
 # spans that must not be touched: roles, inline code, links, bold markers stay
@@ -40,14 +41,9 @@ def prose_lines(text: str) -> list[int]:
     if lines and lines[0] == "---":  # front matter
         end = lines.index("---", 1)
         skip.update(range(end + 1))
-    depth = 0
-    for i, line in enumerate(lines):
-        if re.match(r"^:::\{(editor-note|seealso|admonition)\}", line):
-            depth += 1
-        if depth:
+    for i, names in enumerate(colon_directives(lines)):
+        if {"editor-note", "seealso", "admonition"} & set(names):
             skip.add(i)
-        if line.strip() == ":::" and depth:
-            depth -= 1
     out = []
     tokens = _md.parse(text)
     for i, tok in enumerate(tokens):

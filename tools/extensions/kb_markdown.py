@@ -10,6 +10,7 @@ MyST on their own, so they are walked as separate texts here too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from markdown_it import MarkdownIt
@@ -69,3 +70,26 @@ def directives(md: MarkdownIt, text: str) -> Iterator[tuple[str, str, int, int]]
             if name is not None and token.map:
                 argument = token.info.strip()[1:].partition("}")[2].strip()
                 yield name, argument, token.map[0] + offset, token.map[1] + offset
+
+
+_COLON_OPEN = re.compile(r"^(:{3,})\{([\w-]+)\}")
+
+
+def colon_directives(lines: list[str]) -> list[list[str]]:
+    """For each line, the names of the colon-fence directives open on it
+    (``:::{name}`` … ``:::``), outermost first; a fence closes with as many
+    colons as it opened with, so ``::::{editor-note}`` holding ``:::{original}``
+    nests. The opening and closing lines count as inside."""
+    stack: list[tuple[str, str]] = []
+    out = []
+    for line in lines:
+        opened = _COLON_OPEN.match(line)
+        if opened:
+            stack.append((opened.group(1), opened.group(2)))
+            out.append([name for _, name in stack])
+        elif stack and line.strip() == stack[-1][0]:
+            out.append([name for _, name in stack])
+            stack.pop()
+        else:
+            out.append([name for _, name in stack])
+    return out
