@@ -460,3 +460,10 @@ def test_a_control_character_in_the_front_matter_is_refused_at_its_line(repo):
     proc = _make(repo, "html")
     assert_refused(proc, f"{PAGE}:{line}: WARNING: KB006 field 'summary' holds the control "
                          "character U+000B")
+
+
+def test_a_page_over_the_size_limit_stops_the_build_at_once(repo):
+    filler = "正文。" * 120_000  # about 1.1 MiB of UTF-8
+    _append(repo, filler + "\n")
+    proc = _make(repo, "html")
+    assert_refused(proc, f"{PAGE}:1: WARNING: KB056 the page is 1.")

@@ -17,7 +17,12 @@ its place instead.
   stops with ``RecursionError`` (upstream: sphinx-doc/sphinx#851, circular
   tocs are not noticed nicely); the toctrees are checked before writing.
 
-KB054 and KB055 leave nothing sensible to build: the build stops after the
+- ``KB056`` a page larger than MAX_PAGE_BYTES (1 MiB; the longest article is
+  under 50 KB). Parsing is roughly linear but slow (a 3 MB page takes about
+  half a minute, a 60 MB one outlasts any CI timeout), so a page that size is
+  a mistake or an attack on the build; it stops before anything is read.
+
+KB054, KB055 and KB056 leave nothing sensible to build: the build stops after the
 warning, with exit status 2 and no traceback.
 """
 
@@ -93,10 +98,22 @@ def utf8_problem(data: bytes) -> tuple[int, str] | None:
     return None
 
 
+MAX_PAGE_BYTES = 1 << 20
+
+
 def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
     bad = False
     for docname in docnames:
-        problem = utf8_problem(env.doc2path(docname).read_bytes())
+        path = env.doc2path(docname)
+        size = path.stat().st_size
+        if size > MAX_PAGE_BYTES:
+            logger.warning("KB056 the page is %.1f MiB, over the limit of %d MiB: split it into "
+                           "several pages (or move data out of it)", size / (1 << 20),
+                           MAX_PAGE_BYTES >> 20, location=(docname, 1), type="kb",
+                           subtype="size")
+            bad = True
+            continue
+        problem = utf8_problem(path.read_bytes())
         if problem:
             line, what = problem
             logger.warning("KB054 the page is not UTF-8 (%s on this line); save it as UTF-8",
