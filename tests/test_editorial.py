@@ -124,3 +124,27 @@ def test_notes_read_at_the_size_of_the_article(page, server):
     }""")
     assert sizes["note"] == sizes["body"], sizes
     assert sizes["noteCode"] == sizes["bodyCode"], sizes
+
+
+VISIBLE_LIMIT = 320  # characters a note shows besides its verdict and its sources
+_URL = re.compile(r"\]\((https?://[^)\s]+)\)|<https?://[^>\s]+>")
+
+
+def visible_explanation(body: str) -> str:
+    """What a note shows open, besides its bold verdict, its 来源 and code:
+    the text before its first collapsed block ({details} or {original})."""
+    body = re.sub(r"^:[\w-]+:.*\n", "", body, flags=re.M)
+    body = re.split(r"^:{3,}\{(?:details|original)\}", body, flags=re.M)[0]
+    body = re.sub(r"^(`{3,}|~{3,}).*?^\1\s*$", "", body, flags=re.S | re.M)
+    body = re.sub(r"^\s*\*\*.+?\*\*", "", body, flags=re.S)
+    body = re.sub(r"来源[：:][^\n]*", "", body)
+    return _URL.sub("]", body).strip()
+
+
+@pytest.mark.parametrize("doc", articles())
+def test_a_note_is_a_verdict_with_its_explanation_collapsed(doc):
+    text = (ROOT / "docs" / f"{doc}.md").read_text(encoding="utf-8")
+    long = [f"docs/{doc}.md:{line}: {len(visible_explanation(body))} characters open; put the "
+            "explanation in :::{details} 展开说明 under the verdict"
+            for line, _, body in notes(text) if len(visible_explanation(body)) > VISIBLE_LIMIT]
+    assert long == [], "\n".join(long)
