@@ -38,6 +38,7 @@ fails if any of this changes.
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 import json
 import shutil
 import subprocess
@@ -45,9 +46,13 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
 from sphinxcontrib.mermaid import Mermaid, mermaid
+
+import kb_untrusted
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +81,13 @@ class LocatedMermaid(Mermaid):
     the figure that ``:caption:`` wraps it in."""
 
     def run(self, **kwargs) -> list[nodes.Node]:
+        if self.arguments:
+            # upstream reads any path it is given (a file of .git/, /dev/zero)
+            logger.warning("KB011 mermaid diagram read from the file %r: write the diagram in the "
+                           "page, inside the mermaid block", self.arguments[0],
+                           location=kb_untrusted.directive_location(self), type="kb",
+                           subtype="untrusted")
+            return []
         result = super().run(**kwargs)
         source, line = self.state_machine.get_source_and_line(self.lineno)
         for top in result:
@@ -83,6 +95,23 @@ class LocatedMermaid(Mermaid):
                 if node.line is None:
                     node.source, node.line = source, line
         return result
+
+
+class RefusedClassTree(SphinxDirective):
+    """sphinxcontrib-mermaid's ``autoclasstree`` imports the Python modules it
+    is given, at build time, on the machine that builds: code from a page."""
+
+    has_content = True
+    optional_arguments = 10
+    final_argument_whitespace = True
+    option_spec = defaultdict(lambda: directives.unchanged)  # any option: refused anyway
+
+    def run(self) -> list[nodes.Node]:
+        logger.warning("KB017 autoclasstree imports Python modules while the site builds; it is "
+                       "not allowed in pages: draw the diagram in a mermaid block",
+                       location=kb_untrusted.directive_location(self), type="kb",
+                       subtype="untrusted")
+        return []
 
 
 class DiagramCollector(EnvironmentCollector):
@@ -297,6 +326,7 @@ def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_mermaid_node", "node", "", types=[str])
     app.add_config_value("kb_mermaid_timeout", 120, "", types=[int])
     app.add_directive("mermaid", LocatedMermaid, override=True)
+    app.add_directive("autoclasstree", RefusedClassTree, override=True)
     app.add_node(mermaid, override=True, html=(visit_mermaid_html, None))
     app.add_env_collector(DiagramCollector)
     app.connect("config-inited", on_config_inited)

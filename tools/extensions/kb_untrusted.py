@@ -98,6 +98,17 @@ def file_problem(path: str | os.PathLike, roots: tuple[str, ...]) -> str | None:
     return None
 
 
+# docutils' "standard" include files: <name> is joined onto docutils' own
+# folder, so <../../../etc/passwd> or </proc/self/environ> reach any file.
+STANDARD = ("names one of docutils' standard include files (<…>), which resolve outside the "
+            "repository; this site does not use them")
+
+
+def is_standard_include(argument: str) -> bool:
+    argument = argument.strip()
+    return argument.startswith("<") and argument.endswith(">")
+
+
 def _refuse_file(location, what: str, target: str, problem: str) -> None:
     logger.warning("KB011 %s %r %s: pages may only use files inside docs/ or _static/ of "
                    "this repository (symlinks are resolved); copy the file there",
@@ -112,7 +123,8 @@ def directive_location(directive: SphinxDirective):
     gives rST directives is off by a few; the directive's first line of text,
     found in the page's source, is exact."""
     first = directive.block_text.strip().split("\n")[0].strip()
-    docname, line = _location(directive.env, None, directive.env.docname, first or None)
+    env = directive.state.document.settings.env  # also for plain docutils directives
+    docname, line = _location(env, None, env.docname, first or None)
     return docname, line or directive.lineno
 
 
@@ -122,8 +134,9 @@ class _Confined(SphinxDirective):
     what = "file"
 
     def refused(self, argument: str) -> bool:
-        if argument.strip().startswith("<") and argument.strip().endswith(">"):
-            return False  # docutils' own standard definition files (<isonum.txt>)
+        if is_standard_include(argument):
+            _refuse_file(directive_location(self), self.what, argument.strip(), STANDARD)
+            return True
         _, absolute = self.env.relfn2path(argument.strip(), self.env.docname)
         problem = file_problem(absolute, allowed_roots(self.env.app))
         if problem:
@@ -136,7 +149,11 @@ class ConfinedLiteralInclude(_Confined, LiteralInclude):
     what = "literalinclude of"
 
     def run(self) -> list[nodes.Node]:
-        return [] if self.refused(self.arguments[0]) else super().run()
+        if self.refused(self.arguments[0]):
+            return []
+        if "diff" in self.options and self.refused(self.options["diff"]):
+            return []  # :diff: reads a second file
+        return super().run()
 
 
 class ConfinedInclude(_Confined, Include):
@@ -203,10 +220,11 @@ def scan_includes(app, docname: str, text: str) -> str:
     for name, argument, start, end in kb_markdown.directives(md, text):
         if canonical_directive(app, name) not in ("include", "literalinclude") or not argument:
             continue
-        if argument.startswith("<") and argument.endswith(">"):
-            continue
-        _, absolute = app.env.relfn2path(argument, docname)
-        problem = file_problem(absolute, roots)
+        if is_standard_include(argument):
+            problem = STANDARD
+        else:
+            _, absolute = app.env.relfn2path(argument, docname)
+            problem = file_problem(absolute, roots)
         if problem:
             _refuse_file((docname, start + 1), f"{name} of", argument, problem)
             lines[start:end] = [""] * (end - start)
@@ -292,6 +310,28 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None):
 
 
 
+# What a page may publish as an image or a download: types a browser shows or
+# saves, never runs (SVG can carry script: kb_html_guard reads every one).
+IMAGE_TYPES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".svg"})
+DOWNLOAD_TYPES = IMAGE_TYPES | frozenset({
+    ".txt", ".md", ".rst", ".py", ".sh", ".yaml", ".yml", ".json", ".csv", ".tsv", ".toml",
+    ".ini", ".cfg", ".conf", ".log", ".ipynb", ".pdf", ".zip", ".gz", ".tgz", ".xz", ".bz2"})
+
+
+def _type_problem(target: str, allowed: frozenset) -> str | None:
+    suffix = Path(target.strip()).suffix.lower()
+    if suffix in allowed:
+        return None
+    return (f"is a {suffix or 'extension-less'} file, which a browser may run as a document or "
+            f"script; allowed: {', '.join(sorted(allowed))}")
+
+
+def _refuse_type(location, what: str, target: str, problem: str) -> None:
+    logger.warning("KB018 %s %r %s: publish it in another format (a text file, PNG, PDF …) or "
+                   "show it in the page", what, target, problem, location=location, type="kb",
+                   subtype="untrusted")
+
+
 def _drop_image(node: nodes.image) -> None:
     """Replace a refused image by its alt text; an image that is a link
     (``:target:``) goes with its link, which HTML writers expect to hold an
@@ -372,6 +412,11 @@ class RefuseUnsafeNodes(SphinxTransform):
         _, absolute = self.env.relfn2path(uri, docname)
         # image.* names a set of candidates in one folder: that folder must be ours
         problem = file_problem(os.path.dirname(absolute) if "*" in uri else absolute, roots)
+        if not problem and "*" not in uri and _type_problem(uri, IMAGE_TYPES):
+            _refuse_type(_location(self.env, node, docname, uri), "image", uri,
+                         _type_problem(uri, IMAGE_TYPES))
+            _drop_image(node)
+            return
         if problem:
             _refuse_file(_location(self.env, node, docname, uri), "image", uri, problem)
             _drop_image(node)
@@ -391,6 +436,10 @@ class RefuseUnsafeNodes(SphinxTransform):
         if problem:
             _refuse_file(_location(self.env, node, docname, target), "download of", target,
                          problem)
+            node.replace_self(nodes.inline("", "", *node.children))
+        elif _type_problem(target, DOWNLOAD_TYPES):
+            _refuse_type(_location(self.env, node, docname, target), "download of", target,
+                         _type_problem(target, DOWNLOAD_TYPES))
             node.replace_self(nodes.inline("", "", *node.children))
 
 
