@@ -39,6 +39,7 @@ import os
 import re
 import time
 from html.parser import HTMLParser
+from xml.parsers import expat
 from pathlib import Path
 from typing import Any
 
@@ -189,9 +190,76 @@ def _css_problems(tag: str, css: str):
             yield f"style on <{tag}> loads {url[:80]!r} from another host"
 
 
+# In XML documents (SVG, XHTML, XSLT) a script can hide behind a namespace
+# prefix (<h:script>) or inside <style>, which html.parser reads as text:
+# they are read as XML, by local name.
+XML_TYPES = (".svg", ".xml", ".xht", ".xhtml", ".xsl", ".xslt")
+XML_ACTIVE = {"script", "foreignobject", "iframe", "frame", "object", "embed", "handler",
+              "listener", "stylesheet", "transform", "template", "import", "include"}
+
+
+XML_LOADS = {"image", "use", "feimage", "audio", "video", "source", "track"}
+
+
+def _local(name: str) -> str:
+    return name.rsplit("}", 1)[-1].rsplit(":", 1)[-1].lower()
+
+
+def scan_xml(text: str) -> list[tuple[int, str]]:
+    """(line, what is wrong) in an XML document a browser would render."""
+    found: list[tuple[int, str]] = []
+    parser = expat.ParserCreate(namespace_separator="}")
+    styles: list[int] = []  # open <style> elements: their text is CSS
+
+    def start(name: str, attrib: dict[str, str]) -> None:
+        line, tag = parser.CurrentLineNumber, _local(name)
+        if tag in XML_ACTIVE:
+            found.append((line, f"<{tag}> in an XML document runs or embeds content"))
+        for attr_name, value in attrib.items():
+            attr = _local(attr_name)
+            if attr.startswith("on"):
+                found.append((line, f"event handler {attr}= on <{tag}>; attach it from a script "
+                                    "file"))
+            elif attr in URL_ATTRS or attr == "srcset":
+                loads = attr == "href" and tag in XML_LOADS  # <image href> fetches, like src
+                found.extend((line, what) for what in _url_problems(
+                    tag, "src" if loads else attr, value, {}))
+            elif attr == "style":
+                found.extend((line, what) for what in _css_problems(tag, value))
+        if tag == "style":
+            styles.append(line)
+
+    def end(name: str) -> None:
+        if _local(name) == "style" and styles:
+            styles.pop()
+
+    def data(chunk: str) -> None:
+        if styles:
+            found.extend((parser.CurrentLineNumber, what) for what in _css_problems("style", chunk))
+
+    def instruction(target: str, _data: str) -> None:
+        if target.lower() == "xml-stylesheet":
+            found.append((parser.CurrentLineNumber, "<?xml-stylesheet?> makes the browser run a "
+                                                    "stylesheet (XSLT can write scripts)"))
+
+    parser.StartElementHandler, parser.EndElementHandler = start, end
+    parser.CharacterDataHandler, parser.ProcessingInstructionHandler = data, instruction
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError as exc:
+        found.append((exc.lineno, f"not well-formed XML ({expat.ErrorString(exc.code)}); a "
+                                  "browser's lenient reading cannot be checked"))
+    return found
+
+
 def check_file(path: Path, page: bool = True) -> list[tuple[int, str]]:
     """(line, what is wrong) in one written file; a page must also carry the
     site's policy as <meta> (when the site ships one)."""
+    if path.suffix.lower() in XML_TYPES:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        return sorted(set(scan(text)[0] + scan_xml(text)))
+    if path.suffix.lower() == ".svgz":
+        return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
     found, has_policy = scan(path.read_text(encoding="utf-8", errors="replace"))
     if page and _policy["meta"] and not has_policy:
         found.insert(0, (1, "the page lacks the site's <meta http-equiv=\"Content-Security-Policy\"> "
@@ -208,7 +276,8 @@ def _shown(path: Path) -> str:
 
 # Files a browser runs as documents: a script in any of them runs on the
 # site's origin (GitHub Pages serves them without the policy header).
-ACTIVE = (".html", ".htm", ".xhtml", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".xslt", ".mht")
+ACTIVE = (".html", ".htm", ".xhtml", ".xht", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".xslt",
+          ".mht", ".mhtml")
 ASSETS = ("_static", "_images", "_downloads")
 
 
@@ -230,10 +299,72 @@ def written_files(outdir: Path, since: float):
                 yield path, True
 
 
+# What _static/_headers may say. Hosts that read it (Netlify, Cloudflare Pages)
+# apply it to every reader, and its policy is also every page's <meta>.
+HEADER_NAMES = {"content-security-policy", "x-content-type-options", "referrer-policy",
+                "x-frame-options", "permissions-policy", "cross-origin-opener-policy",
+                "cross-origin-resource-policy", "cross-origin-embedder-policy",
+                "strict-transport-security", "cache-control", "x-robots-tag"}
+# Sources a directive may allow: the site's own files, and no one else's.
+CSP_SOURCES = {"'self'", "'none'"}
+CSP_EXTRA = {"script-src": {"'wasm-unsafe-eval'"}, "style-src": {"'unsafe-inline'"},
+             "img-src": {"data:"}, "font-src": {"data:"}}
+CSP_VALUELESS = {"upgrade-insecure-requests", "block-all-mixed-content"}
+CSP_REQUIRED = {"default-src", "script-src", "object-src", "base-uri"}
+
+
+def header_problems(text: str) -> list[tuple[int, str]]:
+    """(line, what is wrong) in a _headers file."""
+    found, policies = [], 0
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace():
+            if not line.startswith("/"):
+                found.append((number, f"{line.strip()!r} is neither a path (/…) nor an indented "
+                                      "header"))
+            continue
+        name, colon, value = line.strip().partition(":")
+        if not colon or name.lower() not in HEADER_NAMES:
+            found.append((number, f"header {name!r} is not one the site sends (allowed: "
+                                  f"{', '.join(sorted(HEADER_NAMES))})"))
+            continue
+        if name.lower() == "content-security-policy":
+            policies += 1
+            found += [(number, what) for what in _policy_problems(value)]
+    if not policies:
+        found.append((1, "no Content-Security-Policy: the site ships one (see CONTRIBUTING)"))
+    return found
+
+
+def _policy_problems(policy: str):
+    seen = set()
+    for part in filter(None, (p.strip() for p in policy.split(";"))):
+        directive, *sources = part.split()
+        directive = directive.lower()
+        seen.add(directive)
+        if directive in CSP_VALUELESS:
+            continue
+        allowed = CSP_SOURCES | CSP_EXTRA.get(directive, set())
+        for source in sources:
+            if source.lower() not in allowed and not (directive == "frame-ancestors"
+                                                      and source == "'none'"):
+                yield (f"{directive} allows {source}: the site loads nothing from other hosts "
+                       f"and runs no inline or evaluated script (allowed here: "
+                       f"{' '.join(sorted(allowed))})")
+    for directive in sorted(CSP_REQUIRED - seen):
+        yield f"the policy has no {directive}"
+
+
 def on_builder_inited(app) -> None:
     # file times have a coarser clock than time.time() on some file systems
     _build_start["time"] = time.time() - 2
     _policy["meta"] = meta_policy(header_policy(Path(app.confdir)))
+    headers = Path(app.confdir) / HEADERS
+    if headers.exists():
+        for line, what in header_problems(headers.read_text(encoding="utf-8", errors="replace")):
+            logger.warning("KB015 %s", what, location=f"{_shown(headers)}:{line}", type="kb",
+                           subtype="html-guard")
 
 
 def on_page_context(app, pagename, templatename, context, doctree) -> None:
