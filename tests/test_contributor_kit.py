@@ -243,3 +243,29 @@ def test_clean_copy_passes_the_same_targets(repo):
     for target in ("html", "snippets"):
         proc = _make(repo, target)
         assert proc.returncode == 0, (target, (proc.stdout + proc.stderr)[-3000:])
+
+
+def test_workflows_leave_no_credentials_to_the_build_and_publish_only_the_site():
+    """The build runs a pull request's content: no token stays in .git/config
+    (a page that read it would publish it), the job that builds cannot write to
+    Pages, and the build's own files (.doctrees: paths, comments) stay out of
+    what is published."""
+    import yaml as _yaml
+
+    for path in sorted((ROOT / ".github/workflows").glob("*.yml")):
+        flow = _yaml.safe_load(path.read_text(encoding="utf-8"))
+        for name, job in flow["jobs"].items():
+            steps = job.get("steps", [])
+            for step in steps:
+                if str(step.get("uses", "")).startswith("actions/checkout"):
+                    assert step.get("with", {}).get("persist-credentials") is False, (path.name, name)
+            runs_make = any("make" in str(step.get("run", "")) for step in steps)
+            if runs_make:
+                granted = {**flow.get("permissions", {}), **job.get("permissions", {})}
+                assert set(granted) <= {"contents"} and granted.get("contents") == "read", \
+                    (path.name, name, granted)
+            for i, step in enumerate(steps):
+                uses = str(step.get("uses", ""))
+                if "upload" in uses and step.get("with", {}).get("path") == "_build/html":
+                    assert any(".doctrees" in str(s.get("run", "")) for s in steps[:i]), \
+                        (path.name, name)
