@@ -13,12 +13,16 @@ that nothing reaches the pages even when ``--keep-going`` writes them:
 
 - ``KB011`` a file outside ``docs/`` and ``_static/`` (symlinks resolved), or
   not a regular file, pulled in by include, literalinclude, csv-table,
-  image, figure or download; and any symlink among the pages, static files,
+  image, figure or download (literalinclude's ``:diff:`` too), docutils'
+  ``<…>`` standard include files (they resolve anywhere), and any symlink
+  among the pages, static files,
   templates and data (the build stops before it reads them);
 - ``KB012`` a link whose scheme is not http, https, mailto or ftp;
 - ``KB013`` a ``meta`` element with ``http-equiv`` (refresh, or a policy);
 - ``KB014`` a resource that the reader's browser, or the build, would fetch
   from another host (image, figure, csv-table ``:url:``);
+- ``KB018`` an image or download of a type a browser may run as a document
+  or script (``.html``, ``.xht``, ``.js`` …; IMAGE_TYPES, DOWNLOAD_TYPES);
 - ``KB016`` page-level MyST settings in front matter (``myst:``,
   ``html_meta:``, ``substitutions:``): a page could turn on MyST's
   substitutions there, whose ``{{ … }}`` is Jinja evaluated without a
