@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -170,3 +171,146 @@ def test_title_with_markup_builds_and_shows_as_typed(repo):
     h1.feed((repo / "_build/html/training/markup-title.html").read_text(encoding="utf-8"))
     shown = re.sub(r"\s+", " ", "".join(h1.text)).strip().removesuffix("¶").strip()
     assert shown == MARKUP_TITLE
+
+
+# -- values that must be refused or arrive verbatim ----------------------------
+
+
+def test_slug_with_a_trailing_newline_is_refused(repo):
+    # "$" in a regular expression also matches before a final newline.
+    before = tree(repo)
+    proc = make(repo, "new", "GUIDE=training", "SLUG=nl-slug\n", "TITLE=标题", "TAGS=memory")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "error: KB076 slug 'nl-slug\\n' is not ASCII kebab-case" in proc.stderr, proc.stderr
+    assert tree(repo) == before
+
+
+# Starts that MyST reads as block syntax on the `> ` lead line (and that a
+# title must not turn into either): comments, rules, block breaks, targets,
+# list items, fences, field lists, tables, headings, quotes, definitions.
+SYNTAX_STARTS = [
+    "% 提速 50%", "%", "---", "- - -", "***", "___", "+++", "+++ 分隔", "(label)=", "(摘要)= 目标",
+    "# 不是标题", "> 不是引用", "- 不是列表", "-", "* 不是列表", "+ 不是列表", "1. 不是列表",
+    "1) 不是列表", "2024. 年度回顾", ":::", ":::{note} 不是指令", "```", "~~~", "$$ x $$",
+    ":作者: 不是字段", ": 不是定义", "| 不是 | 表格 |", "===", "<!-- 不是注释 -->", "\\ 反斜杠",
+]
+
+
+def _myst_text(markdown: str, node_class) -> str:
+    """The text of the first ``node_class`` node MyST (with the site's
+    extensions) makes of ``markdown``, warnings included."""
+    from docutils import nodes
+    from docutils.core import publish_doctree
+    from myst_parser.parsers.docutils_ import Parser
+
+    extensions = runpy.run_path(str(ROOT / "conf.py"))["myst_enable_extensions"]
+    doctree = publish_doctree(markdown, parser=Parser(), settings_overrides={
+        "myst_enable_extensions": extensions, "report_level": 5, "halt_level": 5})
+    found = next(doctree.findall(getattr(nodes, node_class)), None)
+    return "(nothing)" if found is None else found.astext()
+
+
+@pytest.mark.parametrize("text", SYNTAX_STARTS)
+def test_markdown_text_at_the_start_of_a_line_renders_as_typed(text):
+    assert _myst_text(f"> {new_article.markdown_text(text)}\n", "block_quote") == text
+    assert _myst_text(f"# {new_article.markdown_text(text)}\n", "title") == text
+
+
+class _Text(HTMLParser):
+    """The text of every ``tag`` element, in order."""
+
+    def __init__(self, tag: str):
+        super().__init__()
+        self.tag, self.depth, self.found = tag, 0, []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == self.tag and not self.depth:
+            self.found.append("")
+        if tag == self.tag or self.depth:
+            self.depth += 1
+
+    def handle_endtag(self, tag):
+        if self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth:
+            self.found[-1] += data
+
+
+def _shown(html: str, tag: str) -> str:
+    parser = _Text(tag)
+    parser.feed(html)
+    return re.sub(r"\s+", " ", parser.found[0]).strip().removesuffix("¶").strip()
+
+
+def test_summary_and_title_starting_with_syntax_build_and_show_as_typed(repo):
+    slugs = {}
+    for number, text in enumerate(SYNTAX_STARTS):
+        slug = slugs[text] = f"syntax-start-{number}"
+        proc = make(repo, "new", "GUIDE=training", f"SLUG={slug}", f"TITLE={text}",
+                    "TAGS=memory", f"SUMMARY={text}")
+        assert proc.returncode == 0, (text, proc.stderr)
+        fm = front_matter(repo / f"docs/training/{slug}.md")
+        assert fm["title"] == text and fm["summary"] == text
+    build = make(repo, "html")
+    wrong = {}  # what the pages show instead (-W still writes them on a warning)
+    for text, slug in slugs.items():
+        page = repo / f"_build/html/training/{slug}.html"
+        if not page.exists():
+            wrong[text] = "no page"
+            continue
+        html = page.read_text(encoding="utf-8")
+        body = html[html.index("<article"):]
+        shown = {"h1": _shown(body, "h1"), "lead": _shown(body, "blockquote")}
+        if shown != {"h1": text, "lead": text}:
+            wrong[text] = shown
+    assert (build.returncode, wrong) == (0, {}), build.stderr[-2000:]
+
+
+@pytest.mark.parametrize("variable, value", [
+    ("TITLE", "标题\x85结尾"),          # NEL: a line break to YAML and docutils (KB051)
+    ("TITLE", "标题\x85"),              # at the end, where strip() would remove it
+    ("TITLE", "\x1b[31m红色标题"),
+    ("TITLE", "标题\x7f"),
+    ("TITLE", "标题\x9b"),
+    ("TITLE", "标题\t制表符"),
+    ("SUMMARY", "摘要\u2028第二行"),
+    ("SUMMARY", "摘要\u2029"),
+    ("SUMMARY", "摘要\x01"),
+    ("SLUG", "nel-slug\x85"),
+    ("SLUG", "ls-slug\u2028"),
+    ("GUIDE", "training\x85"),
+    ("TAGS", "memory\x85"),
+    ("TAGS", "memory,\u2029distributed-training"),
+])
+def test_control_characters_are_refused_by_name(repo, variable, value):
+    values = {"GUIDE": "training", "SLUG": "some-topic", "TITLE": "标题", "TAGS": "memory",
+              "SUMMARY": "摘要。"}
+    values[variable] = value
+    char = next(c for c in value if not c.isprintable())
+    bad = next(p for p in value.split(",") if char in p) if variable == "TAGS" else value
+    before = tree(repo)
+    proc = make(repo, "new", *[f"{k}={v}" for k, v in values.items()])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    held = (f"a line or paragraph separator (U+{ord(char):04X})" if char in "\u2028\u2029"
+            else f"a control character (U+{ord(char):04X})")
+    expected = {"TITLE": f"KB075 the title {bad!r} holds {held}",
+                "SUMMARY": f"KB075 the summary {bad!r} holds {held}",
+                "SLUG": f"KB076 slug {bad!r} is not ASCII kebab-case (e.g. zero-offload): "
+                        f"it holds {held}",
+                "GUIDE": f"KB077 unknown guide {bad!r}: it holds {held}",
+                "TAGS": f"KB004 unknown tag {bad!r}: it holds {held}"}[variable]
+    assert f"error: {expected}" in proc.stderr, proc.stderr
+    assert tree(repo) == before
+
+
+def test_title_that_is_not_utf8_is_refused_and_writes_nothing(repo):
+    # Python hands on the byte 0xFF from the environment as U+DCFF.
+    before = tree(repo)
+    proc = make(repo, "new", "GUIDE=training", "SLUG=some-topic", "TITLE=标题\udcff",
+                "TAGS=memory")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert ("error: KB075 the title '标题\\udcff' holds the byte 0xFF, which is not UTF-8"
+            in proc.stderr), proc.stderr
+    assert tree(repo) == before
