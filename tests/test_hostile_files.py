@@ -112,3 +112,87 @@ def test_the_shipped_headers_are_checked(repo, case):
     headers.write_text(text, encoding="utf-8")
     out = assert_refused(_make(repo, "html"))
     assert re.search(r"_static/_headers:\d+: WARNING: KB015 .*" + re.escape(what), out), out[-3000:]
+
+
+# -- round 3 ----------------------------------------------------------------------------
+
+PAYLOAD = "{{ cycler.__init__.__globals__.os.popen('touch PWNED').read() }}"
+
+
+@pytest.mark.parametrize("key", ['"myst"', "'myst'", "? myst\n:"])
+def test_page_settings_are_read_as_yaml_not_matched_as_text(repo, key):
+    index = repo / "docs/training/index.md"
+    text = index.read_text(encoding="utf-8")
+    front = f"{key}: {{enable_extensions: [substitution]}}\n" if not key.startswith("?") else \
+        "? myst\n: {enable_extensions: [substitution]}\n"
+    index.write_text(text.replace("---\n", "---\n" + front, 1) + f"\n{PAYLOAD}\n", encoding="utf-8")
+    out = assert_refused(_make(repo, "html"), "docs/training/index.md:2: WARNING: KB016")
+    assert not list(repo.rglob("PWNED")), out[-2000:]
+
+
+def test_a_flow_mapping_front_matter_is_read_too(repo):
+    index = repo / "docs/training/index.md"
+    text = index.read_text(encoding="utf-8")
+    body = text.split("---\n", 2)[2]
+    index.write_text("---\n{title: 训练, myst: {enable_extensions: [substitution]}}\n---\n" + body
+                     + f"\n{PAYLOAD}\n", encoding="utf-8")
+    assert_refused(_make(repo, "html"), "docs/training/index.md:2: WARNING: KB016")
+    assert not list(repo.rglob("PWNED"))
+
+
+@pytest.mark.parametrize("name, content", [
+    ("leak.txt_t", '{% include "../.git/config" %}'),
+    ("x.html", "<!--><img src=x onerror=alert(1)>-->"),
+    ("x.xsd", '<r xmlns:h="http://www.w3.org/1999/xhtml"><h:script>alert(1)</h:script></r>'),
+])
+def test_static_files_are_only_types_a_browser_uses_as_they_are(repo, name, content):
+    _git_config(repo)
+    (repo / "_static" / name).write_text(content, encoding="utf-8")
+    out = assert_refused(_make(repo, "html"), f"_static/{name}:1: WARNING: KB018")
+    assert SECRET not in out
+    assert not (repo / "_build/html/_static" / name.removesuffix("_t")).exists()
+
+
+def test_csv_table_file_is_resolved_as_docutils_resolves_it(repo):
+    """In an included rST file, :file: is relative to that file, not the page."""
+    _git_config(repo)
+    (repo / "docs/inc.rst").write_text(".. csv-table:: t\n   :file: ../.git/config\n   :delim: =\n",
+                                       encoding="utf-8")
+    _append(repo, "```{eval-rst}\n.. include:: ../inc.rst\n```\n")
+    assert_refused(_make(repo, "html"), "WARNING: KB011 csv-table file")
+    if (repo / "_build/html").exists():
+        assert SECRET not in published_text(repo / "_build/html")
+
+
+def test_an_svg_animating_a_link_is_refused(repo):
+    (repo / "docs/training/a.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg"><a><set attributeName="href" '
+        'to="javascript:alert(1)"/><text x="1" y="1">x</text></a></svg>\n', encoding="utf-8")
+    _append(repo, "![图](a.svg)\n")
+    out = assert_refused(_make(repo, "html"))
+    assert "_build/html/_images/a.svg:1: WARNING: KB015 <set attributeName='href'>" in out, out[-3000:]
+
+
+def test_a_stylesheet_loading_from_another_host_is_refused(repo):
+    css = repo / "_static/kb.css"
+    css.write_text(css.read_text(encoding="utf-8") + "\n@import \"https://evil.example/x.css\";\n",
+                   encoding="utf-8")
+    out = assert_refused(_make(repo, "html"))
+    assert re.search(r"_build/html/_static/kb\.css:\d+: WARNING: KB015 .*evil\.example", out), \
+        out[-3000:]
+
+
+@pytest.mark.parametrize("markup, code", [
+    ("```{image} https://evil.example/x.png\n:name: n1\n```\n", "KB014"),
+    ("[链接](e%00f.txt)\n", "KB012"),
+    ("```{mermaid}\n:config: {bad json\ngraph TD\n  A-->B\n```\n", "KB060"),
+])
+def test_hostile_markup_fails_at_its_line_without_a_traceback(repo, markup, code):
+    line = _append(repo, markup)
+    assert_refused(_make(repo, "html"), f"{PAGE}:{line}: WARNING: {code}")
+
+
+def test_a_csv_table_file_that_is_not_utf8_fails_at_its_line(repo):
+    (repo / "docs/training/t.csv").write_bytes("名称,值\n".encode("gbk"))
+    line = _append(repo, "```{csv-table} 表\n:file: t.csv\n```\n")
+    assert_refused(_make(repo, "html"), f"{PAGE}:{line}: WARNING: KB054")

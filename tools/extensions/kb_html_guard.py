@@ -35,6 +35,7 @@ ignore there; that one ``meta`` is the only ``http-equiv`` allowed.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import time
@@ -186,7 +187,7 @@ def _loads(tag: str, name: str, attrs: dict[str, str]) -> bool:
 def _css_problems(tag: str, css: str):
     for match in CSS_URL.finditer(css):
         url = match.group(1) or match.group(2)
-        if is_remote(url) and not DATA_IMAGE.match(url):
+        if is_remote(url) and url_scheme(url.strip()) != "data":  # data: is inline, CSP img-src
             yield f"style on <{tag}> loads {url[:80]!r} from another host"
 
 
@@ -198,6 +199,7 @@ XML_ACTIVE = {"script", "foreignobject", "iframe", "frame", "object", "embed", "
               "listener", "stylesheet", "transform", "template", "import", "include"}
 
 
+XML_ANIMATION = {"set", "animate", "animatemotion", "animatetransform", "animatecolor"}
 XML_LOADS = {"image", "use", "feimage", "audio", "video", "source", "track"}
 
 
@@ -226,6 +228,13 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
                     tag, "src" if loads else attr, value, {}))
             elif attr == "style":
                 found.extend((line, what) for what in _css_problems(tag, value))
+        if tag in XML_ANIMATION:
+            target = _local(attrib.get("attributeName", ""))
+            values = " ".join(attrib.get(a, "") for a in ("to", "from", "by", "values"))
+            if target in ("href", "src") or target.startswith("on") or \
+                    url_scheme(values.strip()) in ("javascript", "vbscript", "data"):
+                found.append((line, f"<{tag} attributeName={target!r}> sets a link or handler "
+                                    "by animation"))
         if tag == "style":
             styles.append(line)
 
@@ -258,6 +267,11 @@ def check_file(path: Path, page: bool = True) -> list[tuple[int, str]]:
     if path.suffix.lower() in XML_TYPES:
         text = path.read_text(encoding="utf-8", errors="replace")
         return sorted(set(scan(text)[0] + scan_xml(text)))
+    if path.suffix.lower() == ".css":
+        text = path.read_text(encoding="utf-8", errors="replace")
+        starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        return [(bisect.bisect_right(starts, m.start()), what)
+                for m in CSS_URL.finditer(text) for what in _css_problems("style", m.group(0))]
     if path.suffix.lower() == ".svgz":
         return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
     found, has_policy = scan(path.read_text(encoding="utf-8", errors="replace"))
@@ -291,7 +305,7 @@ def written_files(outdir: Path, since: float):
         asset = Path(folder) != outdir and Path(folder).relative_to(outdir).parts[0] in ASSETS
         for name in files:
             path = Path(folder) / name
-            if not name.lower().endswith(ACTIVE):
+            if not name.lower().endswith(ACTIVE) and not (asset and name.endswith(".css")):
                 continue
             if asset or not name.endswith(".html"):
                 yield path, False

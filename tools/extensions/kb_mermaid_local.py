@@ -88,6 +88,14 @@ class LocatedMermaid(Mermaid):
                            location=kb_untrusted.directive_location(self), type="kb",
                            subtype="untrusted")
             return []
+        if "config" in self.options:
+            try:
+                json.loads(self.options["config"])
+            except ValueError as exc:  # upstream would stop the build with a traceback
+                logger.warning("KB060 mermaid :config: is not valid JSON (%s)", exc,
+                               location="%s:%s" % self.state_machine.get_source_and_line(
+                                   self.lineno), type="kb", subtype="mermaid")
+                return []
         result = super().run(**kwargs)
         source, line = self.state_machine.get_source_and_line(self.lineno)
         for top in result:

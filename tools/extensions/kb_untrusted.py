@@ -58,6 +58,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+import kb_data
 import kb_markdown
 from kb_no_silent_loss import BuildStopped
 
@@ -181,11 +182,22 @@ class ConfinedCSVTable(_Confined, CSVTable):
                            type="kb", subtype="untrusted")
             return []
         if "file" in self.options:
-            # docutils reads :file: relative to the page; relfn2path does the same,
-            # and maps /x to docs/x as Sphinx's csv-table does
-            if self.refused(self.options["file"]):
+            # Sphinx maps /x to docs/x; docutils reads any other path relative to
+            # the file being parsed, which is an included file's folder, not the page's
+            target = self.options["file"].strip()
+            if not target.startswith("/") and not is_standard_include(target):
+                source = self.state.document.current_source or ""
+                target = "/" + os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(source)),
+                                                            target), self.env.srcdir)
+            if self.refused(target):
                 return []
-        return super().run()
+        try:
+            return super().run()
+        except UnicodeDecodeError as exc:
+            logger.warning("KB054 csv-table file %r is not UTF-8 (byte 0x%02x); save it as UTF-8",
+                           self.options.get("file"), exc.object[exc.start],
+                           location=directive_location(self), type="kb", subtype="encoding")
+            return []
 
 
 class RefusedRaw(SphinxDirective):
@@ -238,41 +250,63 @@ def scan_includes(app, docname: str, text: str) -> str:
 
 # Front-matter keys through which a page changes how MyST parses it.
 PAGE_SETTINGS = ("myst", "html_meta", "substitutions")
-_SETTING = re.compile(rf"^({'|'.join(PAGE_SETTINGS)})\s*:", re.IGNORECASE)
 
 
 def strip_page_settings(docname: str, text: str, where: str | None = None) -> str:
-    """``text`` without page-level MyST settings in its front matter (each
-    reported at its line; the lines are blanked, so numbers are kept)."""
+    """``text`` without a front matter that sets MyST options for the page.
+
+    The front matter is read as YAML (the project's safe loader), not
+    matched as text: a quoted key (``"myst":``), ``? myst`` or a flow
+    mapping say the same to MyST. A front matter that sets any of
+    PAGE_SETTINGS is reported at the key's line and blanked whole (lines
+    kept, so numbers stay right), so MyST never reads it; one that is not
+    valid YAML is blanked too (MyST would ignore it with a warning of its
+    own, after reading what it could)."""
     lines = text.split("\n")
     if not lines or lines[0].strip() != "---":
         return text
     end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
     if end is None:
         return text
-    changed = False
-    i = 1
-    while i < end:
-        match = _SETTING.match(lines[i])
-        if not match:
-            i += 1
-            continue
+    location = (lambda line: f"{where}:{line}") if where else (lambda line: (docname, line))
+    try:
+        root, data = kb_data.parse_yaml("\n".join(lines[1:end]), first_line=2)
+    except kb_data.YamlProblem:
+        return text  # kb_frontmatter reports it at its line and blanks the block
+    settings = [key for key in (data if isinstance(data, dict) else {})
+                if isinstance(key, str) and key.strip().lower() in PAGE_SETTINGS]
+    for key in settings:
         logger.warning("KB016 front matter key %r sets MyST options for this page, which pages may "
                        "not do (it can make the build run code); remove it: the site's MyST "
-                       "settings live in conf.py", match.group(1),
-                       location=f"{where}:{i + 1}" if where else (docname, i + 1),
-                       type="kb", subtype="untrusted")
-        lines[i] = ""
-        i += 1
-        while i < end and (not lines[i].strip() or lines[i][:1] in (" ", "\t", "-")):
-            lines[i] = ""  # the key's value: indented lines, or a block list
-            i += 1
-        changed = True
-    return "\n".join(lines) if changed else text
+                       "settings live in conf.py", key.strip(),
+                       location=location(kb_data.line_of(root, [key], 2)), type="kb",
+                       subtype="untrusted")
+    if not settings:
+        return text
+    lines[: end + 1] = [""] * (end + 1)
+    return "\n".join(lines)
+
+
+_NUL = re.compile(r"\x00|%00", re.IGNORECASE)
+
+
+def strip_nul(docname: str, text: str) -> str:
+    """A NUL (or %00, which link targets decode to one) means nothing in a
+    page, and in a link target stops the build with a traceback."""
+    if not _NUL.search(text):
+        return text
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        if _NUL.search(line):
+            logger.warning("KB012 NUL character (or %%00) in the page: remove it", location=(
+                docname, number), type="kb", subtype="untrusted")
+            lines[number - 1] = _NUL.sub("", line)
+    return "\n".join(lines)
 
 
 def on_source_read(app, docname: str, source: list[str]) -> None:
     if str(app.env.doc2path(docname)).endswith(".md"):
+        source[0] = strip_nul(docname, source[0])
         source[0] = strip_page_settings(docname, source[0])
         source[0] = scan_includes(app, docname, source[0])
 
@@ -342,10 +376,12 @@ def _drop_image(node: nodes.image) -> None:
     image when it stands outside a paragraph (a figure's)."""
     alt = node.get("alt", "")
     gone = node.parent if isinstance(node.parent, nodes.reference) else node
+    # the ids and names (:name:) stay, on what replaces it: docutils refuses to lose them
+    kept = {"ids": [*gone["ids"], *node["ids"]], "names": [*gone["names"], *node["names"]]}
     if isinstance(gone.parent, nodes.TextElement):
-        gone.replace_self(nodes.Text(alt))
+        gone.replace_self(nodes.inline("", alt, **kept))
     else:
-        gone.replace_self(nodes.paragraph("", alt) if alt else [])
+        gone.replace_self(nodes.paragraph("", alt, **kept))
 
 
 class RefuseUnsafeNodes(SphinxTransform):
@@ -358,11 +394,13 @@ class RefuseUnsafeNodes(SphinxTransform):
         roots = allowed_roots(app)
         # the sources and the data next to conf.py (the glossary is generated from data/)
         repo = (os.path.realpath(app.confdir), os.path.realpath(app.srcdir))
+        git = (os.path.join(os.path.realpath(app.confdir), ".git"),)
         for node in list(self.document.findall(nodes.Element, include_self=False)):
             if node.parent is None:
                 continue  # removed with an ancestor
             source = node.source or node.get("source")
-            if isinstance(source, str) and os.path.isabs(source) and not inside(source, repo):
+            if isinstance(source, str) and os.path.isabs(source) and (
+                    not inside(source, repo) or inside(source, git)):
                 _refuse_file(_location(self.env, node, docname), "content from", source,
                              "lies outside the repository")
                 node.replace_self([])
@@ -487,16 +525,50 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+# What the static folders may hold: files a browser uses as they are. Sphinx
+# renders any "*_t" file there as a Jinja template (whose include reads any
+# path, /proc/self/environ included), and an .html, .xsd or .rng file there
+# is a document on the site's origin that runs its own script.
+STATIC_TYPES = frozenset({".css", ".js", ".mjs", ".map", ".json", ".txt", ".png", ".jpg", ".jpeg",
+                          ".gif", ".webp", ".avif", ".svg", ".ico", ".woff", ".woff2", ".ttf",
+                          ".otf"})
+STATIC_NAMES = frozenset({"_headers"})
+
+
+def static_problems(app) -> list[tuple[Path, str]]:
+    found = []
+    # the project's folders (relative in conf.py); extensions add their own by
+    # absolute path (sphinx-copybutton's copybutton.js_t is a template)
+    for folder in (Path(app.confdir) / p for p in app.config.html_static_path
+                   if not os.path.isabs(p)):
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else [folder]:
+            if path.is_dir() or path.name in STATIC_NAMES:
+                continue
+            if path.name.endswith(("_t", ".jinja", ".j2")):
+                found.append((path, "is a template Sphinx would render (and its includes read any "
+                                    "file); commit the file it should produce instead"))
+            elif path.suffix.lower() not in STATIC_TYPES:
+                found.append((path, f"is a {path.suffix or 'extension-less'} file, which a browser "
+                                    f"may run as a document; static files may be: "
+                                    f"{', '.join(sorted(STATIC_TYPES))}"))
+    return found
+
+
 def on_builder_inited(app) -> None:
     """The build copies static files and reads pages, templates and data
-    through links: any link stops it before anything is read."""
+    through links: any link, and any static file of another type, stops it
+    before anything is read."""
     links = symlinks(app)
     for path, target in links:
         logger.warning("KB011 %s is a symlink (to %r): the build would publish whatever it points "
                        "to (inside the repository that includes .git/ and CI's credentials); commit "
                        "the file itself instead", _shown(path), target,
                        location=f"{_shown(path)}:1", type="kb", subtype="untrusted")
-    if links:
+    statics = [] if links else static_problems(app)
+    for path, problem in statics:
+        logger.warning("KB018 %s %s", _shown(path), problem, location=f"{_shown(path)}:1",
+                       type="kb", subtype="untrusted")
+    if links or statics:
         raise BuildStopped
 
 
