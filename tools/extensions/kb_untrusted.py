@@ -564,11 +564,11 @@ def on_builder_inited(app) -> None:
                        "to (inside the repository that includes .git/ and CI's credentials); commit "
                        "the file itself instead", _shown(path), target,
                        location=f"{_shown(path)}:1", type="kb", subtype="untrusted")
-    statics = [] if links else static_problems(app)
-    for path, problem in statics:
+    bad_static = [] if links else static_problems(app)
+    for path, problem in bad_static:
         logger.warning("KB018 %s %s", _shown(path), problem, location=f"{_shown(path)}:1",
                        type="kb", subtype="untrusted")
-    if links or statics:
+    if links or bad_static:
         raise BuildStopped
 
 
