@@ -21,6 +21,7 @@ language = "zh_CN"
 # -- General configuration ---------------------------------------------------
 
 extensions = [
+    "kb_rebuild_failed",
     "myst_parser",
     "sphinx_copybutton",
     "kb_data",

@@ -467,3 +467,97 @@ def test_a_page_over_the_size_limit_stops_the_build_at_once(repo):
     _append(repo, filler + "\n")
     proc = _make(repo, "html")
     assert_refused(proc, f"{PAGE}:1: WARNING: KB056 the page is 1.")
+
+
+# -- 6. a build that failed fails again until its input is fixed ---------------------------
+# With -W --keep-going a build with warnings still saves the environment and
+# writes the pages; the next `make html` must not pass on the unchanged pages
+# (kb_rebuild_failed).
+
+
+def _warnings(proc, repo: Path) -> set[str]:
+    """The build's KB warnings as "path:line: WARNING: KBnnn", paths relative to the copy."""
+    out = (proc.stdout + proc.stderr).replace(f"{repo}/", "")
+    return set(re.findall(r"^(\S+:\d+: WARNING: KB\d+)", out, re.M))
+
+
+FAILED_BUILDS = {
+    # the math role loads MathJax from a CDN in the written page
+    "math-from-a-cdn": (
+        lambda repo, secret: _append(repo, "质能方程 {math}`E=mc^2`。\n", page="docs/errata.md"),
+        "docs/errata.md", r"_build/html/errata\.html:\d+: WARNING: KB015"),
+    "toctree-javascript-entry": (
+        lambda repo, secret: _append(
+            repo, "```{toctree}\n点我 <javascript://%0aalert(document.domain)>\n```\n",
+            page="docs/errata.md"),
+        "docs/errata.md", r"_build/html/errata\.html:\d+: WARNING: KB015 javascript:"),
+    "include-from-outside": (
+        lambda repo, secret: _rst(repo, f".. include:: {_relative_from_page(repo, secret)}\n"),
+        PAGE, rf"{re.escape(PAGE)}:\d+: WARNING: KB011"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILED_BUILDS))
+def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(repo, secret, tmp_path,
+                                                                        case):
+    add, page, expected = FAILED_BUILDS[case]
+    original = (repo / page).read_text(encoding="utf-8")
+    assert _make(repo, "html").returncode == 0
+    add(repo, secret)
+    first = _make(repo, "html")
+    assert first.returncode != 0
+    assert re.search(expected, first.stdout + first.stderr), (first.stdout + first.stderr)[-3000:]
+    # nothing changed: the same failure, at the same place, and only the page
+    # that warned is read again (a full read here means the warnings' locations
+    # were not understood: see kb_rebuild_failed's docstring). Twice: the first
+    # rerun may come within kb_html_guard's 2 s of the page being written.
+    reruns = [_make(repo, "html") for _ in range(2)]
+    for again in reruns:
+        out = again.stdout + again.stderr
+        assert again.returncode != 0, out[-3000:]
+        assert _warnings(again, repo) == _warnings(first, repo), out[-3000:]
+        assert re.search(expected, out), out[-3000:]
+    for again in reruns:
+        out = again.stdout + again.stderr
+        assert "reading again 1 document(s) that warned in the last build" in out, out[-3000:]
+    # fixed: the next incremental build passes and equals a full build
+    (repo / page).write_text(original, encoding="utf-8")
+    fixed = _make(repo, "html")
+    assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-3000:]
+    full = tmp_path / "full"
+    shutil.copytree(repo / "docs", full / "docs")
+    from conftest import sphinx_build
+
+    proc = sphinx_build(full / "docs", full / "html", "-j", "auto", conf=repo)
+    assert proc.returncode == 0, proc.stderr
+    import kb_pagefind
+
+    kb_pagefind.wait(repo / "_build/html")
+    incremental, clean = tree(repo / "_build/html"), tree(full / "html")
+    stale = [f for f in clean.keys() | incremental.keys()
+             if incremental.get(f) != clean.get(f) and f != ".kb-built"]
+    assert stale == []
+
+
+def test_a_warning_outside_any_page_fails_again_and_reads_every_page(repo):
+    """A warning tied to no document (here at a line of an included file, which
+    is no page) makes the next build read every page again, and fail again."""
+    assert _make(repo, "html").returncode == 0
+    included = repo / "docs/training/deep.inc"
+    items = "".join("  " * depth + f"- 第 {depth + 1} 层\n" for depth in range(11))
+    included.write_text(items + "\n## 标题\n\n正文。\n", encoding="utf-8")
+    _append(repo, "```{include} deep.inc\n```\n")
+    first = _make(repo, "html")
+    assert first.returncode != 0
+    assert "docs/training/deep.inc:10: WARNING: KB053" in first.stdout + first.stderr
+    reruns = [_make(repo, "html") for _ in range(2)]
+    for again in reruns:
+        out = again.stdout + again.stderr
+        assert again.returncode != 0, out[-3000:]
+        assert _warnings(again, repo) == _warnings(first, repo), out[-3000:]
+    for again in reruns:
+        out = again.stdout + again.stderr
+        assert "reading every document again" in out, out[-3000:]
+    included.write_text("- 一层\n\n## 标题\n\n正文。\n", encoding="utf-8")
+    fixed = _make(repo, "html")
+    assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-3000:]
