@@ -55,6 +55,7 @@ TYPES = {
     "download-xht": ("x.xht", '<html xmlns="http://www.w3.org/1999/xhtml"><script>alert(1)'
                               "</script></html>", "{download}`下载 <x.xht>`"),
     "download-js": ("x.js", "alert(1)\n", "{download}`下载 <x.js>`"),
+    "download-html": ("x.html", '<body onload="alert(1)">hi</body>', "{download}`下载 <x.html>`"),
     "image-svgz": ("x.svgz", "not really gzip", "![图](x.svgz)"),
     "image-html": ("x.html", "<script>alert(1)</script>", "![图](x.html)"),
 }

@@ -14,7 +14,8 @@ written every page (``build-finished`` without an exception):
   (None: unknown, so every page concerned is written);
 - ``record(app, key, value)``: what this build's pages show.
 
-It also removes the pages of documents that no longer exist (deleted or
+It also removes the static files the project no longer has, and the pages
+of documents that no longer exist (deleted or
 renamed sources, tags dropped from the vocabulary): Sphinx leaves their HTML
 in the output folder, where readers and the search index would still find
 them. A page is kept if a document or a generated page (``html-page-context``
@@ -88,6 +89,33 @@ def remove_stale_pages(app) -> int:
     return removed
 
 
+def project_static_files(app) -> list[str]:
+    """The files of the project's own static folders (relative entries of
+    html_static_path), as paths under _static/."""
+    names = []
+    for entry in app.config.html_static_path:
+        if os.path.isabs(entry):
+            continue  # an extension's own folder
+        folder = Path(app.confdir) / entry
+        if folder.is_dir():
+            names += [f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()]
+    return sorted(names)
+
+
+def remove_stale_static(app) -> None:
+    """Sphinx copies static files but never removes one: a file deleted from
+    _static/ would stay published. What the last complete build copied from
+    the project, and this one did not, goes."""
+    now = project_static_files(app)
+    record(app, "static-files", now)
+    gone = set(before(app, "static-files") or []) - set(now)
+    for name in sorted(gone):
+        path = Path(app.outdir) / "_static" / name
+        if path.is_file():
+            path.unlink()
+            logger.info("removed _static/%s, no longer in the project's static files", name)
+
+
 def finish(app) -> int:
     """Once every page is written: remove stale pages, save what the pages
     show. Returns how many pages were removed. Runs once per build, from
@@ -97,6 +125,7 @@ def finish(app) -> int:
         return _state["removed"]
     _state["finished"] = True
     _state["removed"] = remove_stale_pages(app)
+    remove_stale_static(app)
     if _state["removed"]:
         logger.info("removed %d page(s) whose source no longer exists", _state["removed"])
     path = _path(app)
