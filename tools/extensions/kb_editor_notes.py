@@ -282,6 +282,13 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     for node in list(doctree.findall(editor_notes_list)):
         node.replace_self(_render(app, docname))
+    # A link to a note shows its verdict: the words are the note's, indexed on
+    # the note's own page; pagefind.yml leaves them out where they are repeated
+    # (guide tables, other notes, the 勘误 page), or those pages outrank the article.
+    for ref in doctree.findall(nodes.reference):
+        target = ref.get("refid") or ref.get("refuri", "").partition("#")[2]
+        if target.startswith("note-"):
+            ref["classes"].append("kb-note-ref")
 
 
 def setup(app) -> dict[str, Any]:
