@@ -197,3 +197,67 @@ def test_a_csv_table_file_that_is_not_utf8_fails_at_its_line(repo):
     (repo / "docs/training/t.csv").write_bytes("名称,值\n".encode("gbk"))
     line = _append(repo, "```{csv-table} 表\n:file: t.csv\n```\n")
     assert_refused(_make(repo, "html"), f"{PAGE}:{line}: WARNING: KB054")
+
+
+# -- round 4 ----------------------------------------------------------------------------
+
+ROUND4 = {
+    "mermaid-img-label": ("```{mermaid}\nflowchart TD\n  A[\"x\"] --> B[\"<img src='https://evil.example/E.png'>\"]\n```\n",
+                          "KB014"),
+    "mermaid-image-shape": ("```{mermaid}\nflowchart TD\n  A@{ img: \"https://evil.example/E.png\", label: \"x\" }\n```\n",
+                            "KB014"),
+    "meta-og-url": ("```{eval-rst}\n.. meta::\n   :property=og:url: https://evil.example/\n   :name=robots: noindex\n```\n",
+                    "KB013"),
+    "contents": ("```{eval-rst}\n.. contents::\n```\n", "KB017"),
+    "footer": ("```{eval-rst}\n.. footer:: 页脚文字\n```\n", "KB017"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROUND4))
+def test_round_four_markup_is_refused_at_its_line(repo, case):
+    markup, code = ROUND4[case]
+    line = _append(repo, markup)
+    # rST directives are reported at their own line inside {eval-rst}
+    line += 1 if markup.startswith("```{eval-rst}") else 0
+    out = assert_refused(_make(repo, "html"), f"{PAGE}:")
+    assert re.search(rf"{re.escape(PAGE)}:{line}: WARNING: {code}", out), out[-3000:]
+    if (repo / "_build/html").exists():
+        assert "evil.example" not in published_text(repo / "_build/html")
+
+
+def test_a_tag_that_yaml_reads_as_a_boolean_fails_at_its_line(repo):
+    tags = repo / "data/tags.yaml"
+    tags.write_text(tags.read_text(encoding="utf-8") + "yes: 是\n", encoding="utf-8")
+    line = tags.read_text(encoding="utf-8").count("\n")
+    assert_refused(_make(repo, "html"), f"data/tags.yaml:{line}: WARNING: KB043 tag 'yes' is read as a bool")
+
+
+@pytest.mark.parametrize("name", ["search", "404"])
+def test_a_page_named_like_a_generated_page_is_refused(repo, name):
+    (repo / f"docs/{name}.md").write_text(f"---\ntitle: 页\n---\n\n# 页\n\n正文。\n", encoding="utf-8")
+    index = repo / "docs/index.md"
+    index.write_text(index.read_text(encoding="utf-8").replace("glossary\n", f"glossary\n{name}\n", 1),
+                     encoding="utf-8")
+    assert_refused(_make(repo, "html"), f"docs/{name}.md:1: WARNING: KB057")
+
+
+@pytest.mark.parametrize("pattern, url", [("'^(.*.*.*.*.*.*.*.*)*X$'", None), ("'(['", None),
+                                          (None, '"http://x\\njavascript:alert(1)"')])
+def test_claims_patterns_and_urls_are_checked_before_they_run(pattern, url):
+    import kb_claims as claims
+    from pathlib import Path as _Path
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = _Path(tmp) / "claims" / "training"
+        folder.mkdir(parents=True)
+        entry = "- {claim: 10 个技巧, kind: count, verdict: derived, promised: 10, pattern: %s}\n" % (
+            pattern or "'^## 技巧 \\\\d+：'")
+        if url:
+            entry = ("- claim: 显存 80GB\n  kind: spec\n  verdict: verified\n  as_of: '2024'\n"
+                     f"  source: [{{title: t, url: {url}, accessed: '2026-12-01'}}]\n")
+        (folder / "x.yaml").write_text(entry, encoding="utf-8")
+        _, problems = claims.load(_Path(tmp))
+    assert problems and all(p.line >= 1 for p in problems), problems
+    assert any("pattern" in p.message or "url" in p.message or "does not match" in p.message
+               for p in problems), problems

@@ -324,9 +324,17 @@ def _bad_entries(loaded: Loaded) -> set[int]:
 
 def tags(data_dir: Path) -> Loaded:
     """data/tags.yaml: tag slug -> Chinese name; {} when unusable."""
-    loaded = read_yaml(Path(data_dir) / "tags.yaml", "tags.schema.json")
+    path = Path(data_dir) / "tags.yaml"
+    loaded = read_yaml(path, "tags.schema.json")
     if loaded.problems or not isinstance(loaded.data, dict):
         return Loaded({}, loaded.problems, loaded.root)
+    # YAML reads yes, 1 or null as a boolean, a number, nothing: a tag is a name
+    odd = [Problem(path, key.start_mark.line + 1, "KB043",
+                   f"tag {key.value!r} is read as a {key.tag.rsplit(':', 1)[-1]}, not a name: "
+                   "use an ASCII kebab-case name (quote it if it must look like this)")
+           for key, _ in getattr(loaded.root, "value", []) if key.tag != "tag:yaml.org,2002:str"]
+    if odd:
+        return Loaded({}, odd, loaded.root)
     return loaded
 
 

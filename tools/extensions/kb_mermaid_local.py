@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -73,6 +74,10 @@ def _warn(message: str, *args, location=None) -> None:
 # -- reading: each diagram with its line -----------------------------------------
 
 
+REMOTE_IN_DIAGRAM = re.compile(r"(?:src\s*=|img\s*:|url\s*\(|@import)\s*['\"]?\s*(?:[a-z][a-z0-9+.-]*:)?//[^\s'\")]+",
+                               re.IGNORECASE)
+
+
 class LocatedMermaid(Mermaid):
     """sphinxcontrib-mermaid's directive, with the directive's line on its node.
 
@@ -87,6 +92,15 @@ class LocatedMermaid(Mermaid):
                            "page, inside the mermaid block", self.arguments[0],
                            location=kb_untrusted.directive_location(self), type="kb",
                            subtype="untrusted")
+            return []
+        remote = REMOTE_IN_DIAGRAM.search("\n".join(self.content))
+        if remote:
+            # mermaid renders these in the reader's browser: an <img> label, an
+            # image shape, url() in an init directive or themeCSS
+            logger.warning("KB014 the diagram loads %r from another host in the reader's browser; "
+                           "draw it without remote images", remote.group(0)[:80],
+                           location="%s:%s" % self.state_machine.get_source_and_line(self.lineno),
+                           type="kb", subtype="untrusted")
             return []
         if "config" in self.options:
             try:

@@ -22,7 +22,10 @@ its place instead.
   half a minute, a 60 MB one outlasts any CI timeout), so a page that size is
   a mistake or an attack on the build; it stops before anything is read.
 
-KB054, KB055 and KB056 leave nothing sensible to build: the build stops after the
+- ``KB057`` a page named like one the site generates (``search``, ``404``,
+  ``tags/…``): the generated page would overwrite it.
+
+KB054 to KB057 leave nothing sensible to build: the build stops after the
 warning, with exit status 2 and no traceback.
 """
 
@@ -101,8 +104,20 @@ def utf8_problem(data: bytes) -> tuple[int, str] | None:
 MAX_PAGE_BYTES = 1 << 20
 
 
+def generated_names(app) -> set[str]:
+    """Pages the build writes itself: a document of the same name would be
+    overwritten without a word (tags/ holds the tag pages, kb_tags)."""
+    return set(app.config.html_additional_pages) | {"404", "genindex", "py-modindex"}
+
+
 def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
     bad = False
+    for docname in sorted(env.found_docs):
+        if docname in generated_names(app) or docname.split("/")[0] == "tags":
+            logger.warning("KB057 the page %s would be overwritten by the page the site generates "
+                           "under that name; rename the file", docname, location=(docname, 1),
+                           type="kb", subtype="collision")
+            bad = True
     for docname in docnames:
         path = env.doc2path(docname)
         size = path.stat().st_size

@@ -45,10 +45,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from docutils.parsers.rst import languages as rst_languages
 from sphinx import addnodes
 from sphinx.directives.code import LiteralInclude
@@ -198,6 +200,28 @@ class ConfinedCSVTable(_Confined, CSVTable):
                            self.options.get("file"), exc.object[exc.start],
                            location=directive_location(self), type="kb", subtype="encoding")
             return []
+
+
+class RefusedDirective(SphinxDirective):
+    """Directives this site cannot show: their content would vanish (header,
+    footer, title) or the page writer cannot render them (contents, sectnum
+    and target-notes leave ``pending`` nodes that stop the build)."""
+
+    has_content = True
+    optional_arguments = 10
+    final_argument_whitespace = True
+    option_spec = defaultdict(lambda: directives.unchanged)  # any option: refused anyway
+
+    def run(self) -> list[nodes.Node]:
+        logger.warning("KB017 the %s directive is not supported on this site (its content would be "
+                       "lost, or the page cannot be written); remove it: the sidebar shows the "
+                       "page's contents", self.name, location=directive_location(self),
+                       type="kb", subtype="untrusted")
+        return []
+
+
+REFUSED_DIRECTIVES = ("contents", "sectnum", "section-numbering", "target-notes", "header",
+                      "footer", "title")
 
 
 class RefusedRaw(SphinxDirective):
@@ -403,7 +427,7 @@ class RefuseUnsafeNodes(SphinxTransform):
                     not inside(source, repo) or inside(source, git)):
                 _refuse_file(_location(self.env, node, docname), "content from", source,
                              "lies outside the repository")
-                node.replace_self([])
+                node.parent.remove(node)
                 continue
             if isinstance(node, nodes.meta):
                 self.meta(node, docname)
@@ -431,14 +455,20 @@ class RefuseUnsafeNodes(SphinxTransform):
             node.replace_self(nodes.inline("", "", *node.children))
 
     def meta(self, node: nodes.Element, docname: str) -> None:
-        if "http-equiv" not in node.attributes:
-            return
-        logger.warning("KB013 meta http-equiv=%r is not allowed in pages: it can redirect "
-                       "readers or change the page's security policy; remove it",
-                       node["http-equiv"],
-                       location=_location(self.env, node, docname, "http-equiv"),
-                       type="kb", subtype="untrusted")
-        node.replace_self([])
+        if "http-equiv" in node.attributes:
+            logger.warning("KB013 meta http-equiv=%r is not allowed in pages: it can redirect "
+                           "readers or change the page's security policy; remove it",
+                           node["http-equiv"],
+                           location=_location(self.env, node, docname, "http-equiv"),
+                           type="kb", subtype="untrusted")
+        else:  # name=/property=: a second og:url, a referrer policy, noindex
+            what = next((f"{k}={node[k]!r}" for k in ("name", "property") if k in node.attributes),
+                        "meta")
+            logger.warning("KB013 meta %s is not allowed in pages: the site writes each page's "
+                           "meta tags itself (from the front matter); remove it", what,
+                           location=_location(self.env, node, docname, ".. meta::"),
+                           type="kb", subtype="untrusted")
+        node.parent.remove(node)
 
     def image(self, node: nodes.image, docname: str, roots) -> None:
         uri = node["uri"]
@@ -577,7 +607,8 @@ def setup(app) -> dict[str, Any]:
     for name, directive in (("literalinclude", ConfinedLiteralInclude),
                             ("include", ConfinedInclude),
                             ("csv-table", ConfinedCSVTable),
-                            ("raw", RefusedRaw)):
+                            ("raw", RefusedRaw),
+                            *((name, RefusedDirective) for name in REFUSED_DIRECTIVES)):
         app.add_directive(name, directive, override=True)
     app.add_transform(RefuseUnsafeNodes)
     app.connect("builder-inited", on_builder_inited)
