@@ -261,3 +261,12 @@ def test_claims_patterns_and_urls_are_checked_before_they_run(pattern, url):
     assert problems and all(p.line >= 1 for p in problems), problems
     assert any("pattern" in p.message or "url" in p.message or "does not match" in p.message
                for p in problems), problems
+
+
+def test_a_front_matter_source_that_looks_like_a_path_fails_without_a_traceback(repo):
+    page = repo / PAGE
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace("---\n", "---\nsource: '/etc/passwd'\n", 1), encoding="utf-8")
+    out = assert_refused(_make(repo, "html"))
+    assert "WARNING: KB011" in out or "WARNING: KB006" in out, out[-3000:]
+    assert "root:x:0" not in published_text(repo / "_build/html")
