@@ -270,3 +270,15 @@ def test_a_front_matter_source_that_looks_like_a_path_fails_without_a_traceback(
     out = assert_refused(_make(repo, "html"))
     assert "WARNING: KB011" in out or "WARNING: KB006" in out, out[-3000:]
     assert "root:x:0" not in published_text(repo / "_build/html")
+
+
+def test_a_refused_glossary_definition_is_reported_at_its_yaml_line(repo):
+    glossary = repo / "data/glossary.yaml"
+    text = glossary.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    at = next(i for i, l in enumerate(lines) if l.lstrip().startswith("def: "))
+    lines[at] = lines[at].split("def: ")[0] + "def: '见 ![图](https://tracker.example/p.png)。'"
+    glossary.write_text("\n".join(lines), encoding="utf-8")
+    out = assert_refused(_make(repo, "html"))
+    entry = max(i for i in range(at + 1) if lines[i].startswith("- "))  # the entry's first line
+    assert re.search(rf"data/glossary\.yaml:{entry + 1}: WARNING: KB014", out), out[-3000:]

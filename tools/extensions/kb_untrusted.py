@@ -368,6 +368,12 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None):
             return docname, text.count("\n", 0, at) + 1
     while node is not None and not node.line:
         node = node.parent
+    source = getattr(node, "source", None)
+    if isinstance(source, str) and os.path.isabs(source) and \
+            os.path.realpath(source) != os.path.realpath(env.doc2path(docname)):
+        # text from another file (a glossary entry of data/glossary.yaml, an
+        # included file): its own path and line
+        return f"{_shown(Path(source))}:{node.line}"
     return docname, (node.line if node is not None else None)
 
 
