@@ -146,13 +146,8 @@ def load(data_dir: Path) -> tuple[dict[str, list[dict]], list[kb_data.Problem]]:
     and the problems found (schema, YAML)."""
     registers, problems = {}, []
     for doc, path in register_files(data_dir).items():
-        loaded = kb_data.read_yaml(path, SCHEMA)
-        problems += loaded.problems
-        if loaded.problems or not isinstance(loaded.data, list):
-            registers[doc] = []
-            continue
-        registers[doc] = [{**entry, "line": node.start_mark.line + 1, "file": path}
-                          for entry, node in zip(loaded.data, loaded.root.value)]
+        problems += kb_data.read_yaml(path, SCHEMA).problems
+        registers[doc] = _entries(path)
     return registers, problems
 
 
@@ -173,9 +168,20 @@ def on_page(text: str, claim: str) -> bool:
         plain(line) for _, line in _author_lines(text))
 
 
-def _registers(app) -> dict[str, list[dict]]:
-    registers, _ = load(Path(app.config.kb_data_dir))
-    return registers
+def _register(app, docname: str) -> list[dict]:
+    """One article's register, for its page (not every register for every page)."""
+    path = Path(app.config.kb_data_dir) / "claims" / f"{docname}.yaml"
+    return _entries(path) if path.is_file() else []
+
+
+def _entries(path: Path) -> list[dict]:
+    """The entries of one register file, each with its file and line ([] if
+    the file has problems: they are reported once, at config-inited)."""
+    loaded = kb_data.read_yaml(path, SCHEMA)
+    if loaded.problems or not isinstance(loaded.data, list):
+        return []
+    return [{**entry, "line": node.start_mark.line + 1, "file": path}
+            for entry, node in zip(loaded.data, loaded.root.value)]
 
 
 # -- on the pages -------------------------------------------------------------------------
@@ -271,7 +277,7 @@ def _table_dates(table: nodes.table, entries: list[dict]) -> list[str]:
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     if app.builder.format != "html":
         return
-    entries = _registers(app).get(docname)
+    entries = _register(app, docname)
     if not entries:
         return
     today = dt.date.today()

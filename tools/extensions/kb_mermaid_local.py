@@ -38,7 +38,6 @@ fails if any of this changes.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 import json
 import re
 import shutil
@@ -47,10 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
-from docutils.parsers.rst import directives
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective
 from sphinxcontrib.mermaid import Mermaid, mermaid
 
 import kb_untrusted
@@ -117,23 +114,6 @@ class LocatedMermaid(Mermaid):
                 if node.line is None:
                     node.source, node.line = source, line
         return result
-
-
-class RefusedClassTree(SphinxDirective):
-    """sphinxcontrib-mermaid's ``autoclasstree`` imports the Python modules it
-    is given, at build time, on the machine that builds: code from a page."""
-
-    has_content = True
-    optional_arguments = 10
-    final_argument_whitespace = True
-    option_spec = defaultdict(lambda: directives.unchanged)  # any option: refused anyway
-
-    def run(self) -> list[nodes.Node]:
-        logger.warning("KB017 autoclasstree imports Python modules while the site builds; it is "
-                       "not allowed in pages: draw the diagram in a mermaid block",
-                       location=kb_untrusted.directive_location(self), type="kb",
-                       subtype="untrusted")
-        return []
 
 
 class DiagramCollector(EnvironmentCollector):
@@ -348,7 +328,7 @@ def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_mermaid_node", "node", "", types=[str])
     app.add_config_value("kb_mermaid_timeout", 120, "", types=[int])
     app.add_directive("mermaid", LocatedMermaid, override=True)
-    app.add_directive("autoclasstree", RefusedClassTree, override=True)
+    app.add_directive("autoclasstree", kb_untrusted.RefusedDirective, override=True)
     app.add_node(mermaid, override=True, html=(visit_mermaid_html, None))
     app.add_env_collector(DiagramCollector)
     app.connect("config-inited", on_config_inited)

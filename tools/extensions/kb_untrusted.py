@@ -203,9 +203,10 @@ class ConfinedCSVTable(_Confined, CSVTable):
 
 
 class RefusedDirective(SphinxDirective):
-    """Directives this site cannot show: their content would vanish (header,
-    footer, title) or the page writer cannot render them (contents, sectnum
-    and target-notes leave ``pending`` nodes that stop the build)."""
+    """Directives this site cannot show or run (REFUSED_DIRECTIVES says why):
+    their content would vanish (header, footer, title), the page writer
+    cannot render them (contents, sectnum and target-notes leave ``pending``
+    nodes that stop the build), or they run code (autoclasstree)."""
 
     has_content = True
     optional_arguments = 10
@@ -213,15 +214,21 @@ class RefusedDirective(SphinxDirective):
     option_spec = defaultdict(lambda: directives.unchanged)  # any option: refused anyway
 
     def run(self) -> list[nodes.Node]:
-        logger.warning("KB017 the %s directive is not supported on this site (its content would be "
-                       "lost, or the page cannot be written); remove it: the sidebar shows the "
-                       "page's contents", self.name, location=directive_location(self),
+        logger.warning("KB017 %s", REFUSED_DIRECTIVES[self.name], location=directive_location(self),
                        type="kb", subtype="untrusted")
         return []
 
 
-REFUSED_DIRECTIVES = ("contents", "sectnum", "section-numbering", "target-notes", "header",
-                      "footer", "title")
+_UNSUPPORTED = ("the {} directive is not supported on this site (its content would be lost, or the "
+                "page cannot be written); remove it: the sidebar shows the page's contents")
+REFUSED_DIRECTIVES = {
+    **{name: _UNSUPPORTED.format(name) for name in (
+        "contents", "sectnum", "section-numbering", "target-notes", "header", "footer", "title")},
+    # sphinxcontrib-mermaid's: imports the modules it names, on the machine that builds
+    # (registered by kb_mermaid_local, after sphinxcontrib-mermaid's own)
+    "autoclasstree": "autoclasstree imports Python modules while the site builds; it is not "
+                     "allowed in pages: draw the diagram in a mermaid block",
+}
 
 
 class RefusedRaw(SphinxDirective):
@@ -614,7 +621,8 @@ def setup(app) -> dict[str, Any]:
                             ("include", ConfinedInclude),
                             ("csv-table", ConfinedCSVTable),
                             ("raw", RefusedRaw),
-                            *((name, RefusedDirective) for name in REFUSED_DIRECTIVES)):
+                            *((name, RefusedDirective) for name in REFUSED_DIRECTIVES
+                              if name != "autoclasstree")):
         app.add_directive(name, directive, override=True)
     app.add_transform(RefuseUnsafeNodes)
     app.connect("builder-inited", on_builder_inited)
