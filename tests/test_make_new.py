@@ -137,24 +137,6 @@ def test_slug_naming_a_site_page_is_refused(repo, slug, where):
     assert tree(repo) == before
 
 
-class _H1(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.depth, self.text = 0, []
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "h1" or self.depth:
-            self.depth += 1
-
-    def handle_endtag(self, tag):
-        if self.depth:
-            self.depth -= 1
-
-    def handle_data(self, data):
-        if self.depth:
-            self.text.append(data)
-
-
 MARKUP_TITLE = ("#1 C++ *不是粗体* _不是斜体_ `不是代码` {ref}`不是角色` {{ 不是替换 }} "
                 "<script>alert(1)</script> [不是链接](https://x.y) a|b ~c~ !d & &amp; \\ \"引号\" 'x' "
                 "-- ... 结尾 #")
@@ -167,9 +149,9 @@ def test_title_with_markup_builds_and_shows_as_typed(repo):
     assert front_matter(repo / "docs/training/markup-title.md")["title"] == MARKUP_TITLE
     build = make(repo, "html")
     assert build.returncode == 0, (build.stdout + build.stderr)[-3000:]
-    h1 = _H1()
+    h1 = _Text("h1")
     h1.feed((repo / "_build/html/training/markup-title.html").read_text(encoding="utf-8"))
-    shown = re.sub(r"\s+", " ", "".join(h1.text)).strip().removesuffix("¶").strip()
+    shown = re.sub(r"\s+", " ", "".join(h1.found)).strip().removesuffix("¶").strip()
     assert shown == MARKUP_TITLE
 
 
