@@ -1,7 +1,7 @@
 """Sphinx configuration for the 51 算力 knowledge base.
 
-Settings only. Custom behaviour lives in one-feature extensions under
-tools/extensions/, registered below by module name.
+Settings only. Custom behaviour lives in the ``kb`` package under tools/
+(one extension per module, grouped by concern), registered below.
 Build: sphinx-build -c . docs _build/html  (see the Makefile).
 """
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT / "tools" / "extensions"))
+sys.path.insert(0, str(ROOT / "tools"))  # the kb package: the one sys.path edit
 
 # -- Project information -----------------------------------------------------
 
@@ -21,25 +21,25 @@ language = "zh_CN"
 # -- General configuration ---------------------------------------------------
 
 extensions = [
-    "kb_rebuild_failed",
+    "kb.guard.rebuild_failed",
     "myst_parser",
     "sphinx_copybutton",
-    "kb_data",
-    "kb_frontmatter",
-    "kb_no_raw_html",
-    "kb_untrusted",
-    "kb_no_silent_loss",
-    "kb_html_guard",
-    "kb_listings",
-    "kb_editor_notes",
-    "kb_claims",
-    "kb_glossary",
-    "kb_tags",
-    "kb_search",
-    "kb_navigation",
-    "kb_mermaid_local",
-    "kb_site_features",
-    "kb_build_speed",
+    "kb.core.data",
+    "kb.pages.frontmatter",
+    "kb.guard.raw_html",
+    "kb.guard.untrusted",
+    "kb.guard.silent_loss",
+    "kb.guard.html",
+    "kb.pages.listings",
+    "kb.editorial.notes",
+    "kb.editorial.claims",
+    "kb.pages.glossary",
+    "kb.pages.tags",
+    "kb.search.index",
+    "kb.pages.navigation",
+    "kb.site.mermaid",
+    "kb.site.features",
+    "kb.site.build_speed",
 ]
 
 # The pages are MyST Markdown only.

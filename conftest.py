@@ -25,7 +25,6 @@ from sybil import Sybil
 from sybil.parsers.myst import ClearNamespaceParser, PythonCodeBlockParser, SkipParser
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT / "tests"))  # snippet_fixtures, for the hidden setup blocks
 
 # No sample may reach a model hub or the network.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

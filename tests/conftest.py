@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tools" / "extensions")]
 
-from local_site import CHROMIUM, launch, serve  # noqa: E402
+from local_site import CHROMIUM, launch, serve
 
 
 def sphinx_build(src: Path, out: Path, *extra: str, conf: Path = ROOT,
@@ -26,8 +25,7 @@ def sphinx_build(src: Path, out: Path, *extra: str, conf: Path = ROOT,
            "-W", "-n", "--keep-going", *extra, str(src), str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=conf)
     if wait_for_index:
-        import kb_pagefind
-
+        from kb.search import pagefind as kb_pagefind
         kb_pagefind.wait(out)
     return proc
 

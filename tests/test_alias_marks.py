@@ -2,7 +2,7 @@
 
 A page that says 混合精度 must be found by ``mixed precision`` with one
 search, so each mention is followed by the term's other names in a hidden
-span that only Pagefind reads (tools/extensions/kb_search.py).
+span that only Pagefind reads (tools/kb/search/index.py).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kb_search import AliasMarks
+from kb.search.index import AliasMarks
 
 GROUPS = [["混合精度", "mixed precision", "AMP", "自动混合精度"], ["张量并行", "tensor parallelism", "TP"]]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import kb_pagefind
+from kb.search import pagefind as kb_pagefind
 from conftest import sphinx_build
 from synth_kb import make_kb
 

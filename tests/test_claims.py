@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-import kb_claims
+from kb.editorial import claims as kb_claims
 from test_contributor_kit import repo  # noqa: F401  (fixture)
 from test_site import articles
 

@@ -10,7 +10,7 @@ from urllib.parse import urljoin, urlparse
 import pytest
 import yaml
 
-from kb_glossary import names
+from kb.pages.glossary import names
 from test_site import articles
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -243,8 +243,7 @@ def test_a_bad_data_file_fails_at_its_line(tiny, case):
 
 
 def test_load_yaml_raises_with_every_problem(tmp_path):
-    import kb_data
-
+    from kb.core import data as kb_data
     path = tmp_path / "x.yaml"
     path.write_text("a: 1\nb: 2\na: 3\n", encoding="utf-8")
     with pytest.raises(kb_data.DataError) as err:
@@ -253,8 +252,7 @@ def test_load_yaml_raises_with_every_problem(tmp_path):
 
 
 def test_an_alias_bomb_is_refused_before_it_expands():
-    import kb_data
-
+    from kb.core import data as kb_data
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     lines += [f"{chr(97 + i)}: &{chr(97 + i)} [{','.join([f'*{chr(96 + i)}'] * 9)}]" for i in range(1, 10)]
     with pytest.raises(kb_data.YamlProblem) as err:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import kb_frontmatter as fm
+from kb.pages import frontmatter as fm
 from conftest import sphinx_build
 from test_contributor_kit import repo  # noqa: F401  (a fixture)
 

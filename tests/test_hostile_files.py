@@ -244,7 +244,7 @@ def test_a_page_named_like_a_generated_page_is_refused(repo, name):
 @pytest.mark.parametrize("pattern, url", [("'^(.*.*.*.*.*.*.*.*)*X$'", None), ("'(['", None),
                                           (None, '"http://x\\njavascript:alert(1)"')])
 def test_claims_patterns_and_urls_are_checked_before_they_run(pattern, url):
-    import kb_claims as claims
+    from kb.editorial import claims as claims
     from pathlib import Path as _Path
     import tempfile
 

@@ -196,7 +196,7 @@ def _search_pages(site: Path) -> set[str]:
 
 
 def test_a_deleted_or_renamed_article_leaves_the_site_and_the_index(repo):
-    import kb_pagefind
+    from kb.search import pagefind as kb_pagefind
     import new_article
 
     for slug in ("zebra-one", "zebra-two"):
@@ -235,7 +235,7 @@ def setup(app):
 
 
 def test_an_interrupted_build_then_make_html_equals_a_full_build(repo, tmp_path, monkeypatch):
-    (repo / "tools/extensions/kb_interrupt_for_test.py").write_text(INTERRUPT, encoding="utf-8")
+    (repo / "tools/kb_interrupt_for_test.py").write_text(INTERRUPT, encoding="utf-8")
     with open(repo / "conf.py", "a", encoding="utf-8") as conf:
         conf.write('\nextensions.append("kb_interrupt_for_test")\n')
     assert _make(repo, "html").returncode == 0
@@ -515,8 +515,7 @@ def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(repo, s
 
     proc = sphinx_build(full / "docs", full / "html", "-j", "auto", conf=repo)
     assert proc.returncode == 0, proc.stderr
-    import kb_pagefind
-
+    from kb.search import pagefind as kb_pagefind
     kb_pagefind.wait(repo / "_build/html")
     incremental, clean = tree(repo / "_build/html"), tree(full / "html")
     stale = [f for f in clean.keys() | incremental.keys()

@@ -4,7 +4,7 @@ text, never inside the editors' blocks, however deeply those nest."""
 from __future__ import annotations
 
 import link_terms
-from kb_markdown import colon_directives
+from kb.core.markdown import colon_directives
 
 
 def test_nested_editor_blocks_are_left_alone():

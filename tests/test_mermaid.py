@@ -147,7 +147,7 @@ def test_zoom_is_refused_at_the_diagram(tmp_path):
 
 
 def test_summary_keeps_the_first_line_and_what_was_expected():
-    from kb_mermaid_local import summary
+    from kb.site.mermaid import summary
 
     message = "Parse error on line 3:\n...A -->\n------^\nExpecting 'AMP', got 'EOF'"
     assert summary(message) == "Parse error on line 3: Expecting 'AMP', got 'EOF'"

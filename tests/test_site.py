@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import kb_frontmatter
-
+from kb.pages import frontmatter as kb_frontmatter
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 

@@ -25,7 +25,7 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
-from kb_markdown import colon_directives
+from kb.core.markdown import colon_directives
 from snippet_checks import check_bash, check_k8s_manifest, check_prometheus
 
 ROOT = Path(__file__).resolve().parent.parent

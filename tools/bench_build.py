@@ -32,10 +32,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tools" / "extensions")]
 
-import kb_pagefind  # noqa: E402
-from synth_kb import make_kb  # noqa: E402
+from kb.search import pagefind as kb_pagefind
+from synth_kb import make_kb
 
 PAGE = "training/llm-training-10-tips"
 STOCK_CONF = '''# Stock Sphinx + furo: the baseline of tools/bench_build.py.

@@ -47,10 +47,9 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 
-from local_site import gzip_size, launch, serve, served_file  # noqa: E402
-from synth_kb import make_kb  # noqa: E402
+from local_site import gzip_size, launch, serve, served_file
+from synth_kb import make_kb
 
 def build(confdir: Path, out: Path) -> None:
     subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-c", str(confdir), "-j", "auto",

@@ -22,11 +22,10 @@ import yaml
 from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools" / "extensions"))
 
-from kb_frontmatter import is_article  # noqa: E402
-from kb_glossary import load_glossary, names  # noqa: E402
-from kb_markdown import colon_directives  # noqa: E402
+from kb.pages.frontmatter import is_article
+from kb.pages.glossary import load_glossary, names
+from kb.core.markdown import colon_directives
 
 _md = MarkdownIt("commonmark").enable("table")
 # spans that must not be touched: roles, inline code, links, bold markers stay

@@ -34,9 +34,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools" / "extensions"))
 
-from kb_frontmatter import GUIDES, validate  # noqa: E402
+from kb.pages.frontmatter import GUIDES, validate
 
 # Matched with fullmatch: "$" would also match before a trailing newline.
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")

@@ -17,9 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 
-from local_site import gzip_size, launch, serve, served_file  # noqa: E402
+from local_site import gzip_size, launch, serve, served_file
 
 KINDS = {".html": "html", ".css": "css", ".js": "js", ".mjs": "js",
          ".woff": "fonts", ".woff2": "fonts", ".ttf": "fonts", ".otf": "fonts"}

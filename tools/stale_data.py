@@ -18,9 +18,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools" / "extensions"))
 
-import kb_claims  # noqa: E402
+from kb.editorial import claims as kb_claims
 
 
 def main(argv: list[str] | None = None) -> int:

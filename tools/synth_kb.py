@@ -19,9 +19,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools" / "extensions"))
 
-from kb_frontmatter import is_article  # noqa: E402
+from kb.pages.frontmatter import is_article
 
 # What a build reads besides docs/.
 BUILD_INPUTS = ["conf.py", "_static", "_templates", "data", "tools", "pagefind.yml",

@@ -47,8 +47,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.util import logging
 
-import kb_data
-
+from kb.core import data as kb_data
 logger = logging.getLogger(__name__)
 
 SCHEMA = "claims.schema.json"
@@ -328,7 +327,7 @@ def on_config_inited(app, config) -> None:
 
 
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("kb_data")
+    app.setup_extension("kb.core.data")
     app.connect("config-inited", on_config_inited)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -40,8 +40,8 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util import logging
 
-from kb_envstore import per_document
-from kb_listings import holds_listing, reading_order
+from kb.core.store import per_document
+from kb.pages.listings import holds_listing, reading_order
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
@@ -293,7 +293,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 def setup(app) -> dict[str, Any]:
     # the 勘误 page is a listing: kb_listings writes it again when a note changes
-    app.setup_extension("kb_listings")
+    app.setup_extension("kb.pages.listings")
     app.add_node(editor_notes_list)
     visitors = {name: (_plain_visit, _plain_visit) for name in ("latex", "text", "man", "texinfo")}
     app.add_node(kb_details, html=(visit_details, depart_details), **visitors)

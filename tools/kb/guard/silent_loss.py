@@ -37,8 +37,7 @@ from typing import Any
 
 from sphinx.util import logging
 
-import kb_markdown
-
+from kb.core import markdown as kb_markdown
 logger = logging.getLogger(__name__)
 
 

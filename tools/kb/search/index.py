@@ -43,9 +43,9 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
-import kb_output_state
-import kb_pagefind
-from kb_envstore import rebuild_when_changed
+from kb.site import output_state as kb_output_state
+from kb.search import pagefind as kb_pagefind
+from kb.core.store import rebuild_when_changed
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +208,7 @@ def load_aliases(data_dir: Path) -> list[dict]:
     abbreviations, synonyms), definition and anchor on the glossary page."""
     if not (data_dir / "glossary.yaml").exists():
         return []
-    from kb_glossary import load_glossary, names
+    from kb.pages.glossary import load_glossary, names
 
     return [{"names": names(term), "def": term["def"]} for term in load_glossary(data_dir)]
 
@@ -323,8 +323,8 @@ def on_build_finished(app, exception) -> None:
 
 
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("kb_frontmatter")  # provides kb_data_dir
-    app.setup_extension("kb_output_state")
+    app.setup_extension("kb.pages.frontmatter")  # provides kb_data_dir
+    app.setup_extension("kb.site.output_state")
     # Pages carry the glossary's names (AliasMarks) outside the parts
     # pagefind.yml excludes: a change to either file writes every page again.
     rebuild_when_changed(app, "kb_search_alias_digest", "html", lambda app: (

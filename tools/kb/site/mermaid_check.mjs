@@ -1,4 +1,4 @@
-// Parse mermaid diagrams with mermaid's own parser, for kb_mermaid_local.py.
+// Parse mermaid diagrams with mermaid's own parser, for mermaid.py (kb.site.mermaid).
 //
 // Input (stdin): {"config": {...mermaid.initialize() options...},
 //                 "diagrams": ["flowchart LR\n A --> B", ...]}

@@ -38,8 +38,8 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-import kb_output_state
-from kb_envstore import listing_inputs, per_document
+from kb.site import output_state as kb_output_state
+from kb.core.store import listing_inputs, per_document
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class kb_listing(nodes.General, nodes.Element):
 
 
 def load_guides(app) -> list[dict]:
-    from kb_frontmatter import load_guides as read
+    from kb.pages.frontmatter import load_guides as read
 
     return read(Path(app.config.kb_data_dir))
 
@@ -132,7 +132,7 @@ def guide_order(env, guide: str) -> list[str]:
 
 def _render(app, node: kb_listing, fromdoc: str) -> list[nodes.Node]:
     env = app.env
-    from kb_frontmatter import load_tags
+    from kb.pages.frontmatter import load_tags
 
     tags = load_tags(Path(app.config.kb_data_dir))
     guides = load_guides(app)
@@ -209,8 +209,8 @@ def on_env_get_updated(app, env) -> list[str]:
 
 
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("kb_frontmatter")
-    app.setup_extension("kb_output_state")
+    app.setup_extension("kb.pages.frontmatter")
+    app.setup_extension("kb.site.output_state")
     app.add_node(kb_listing)
     app.add_directive("kb-article-list", ArticleList)
     app.add_directive("kb-guide-articles", GuideArticles)

@@ -31,9 +31,9 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.util import logging
 
-import kb_data
-from kb_envstore import per_document
-from kb_listings import holds_listing
+from kb.core import data as kb_data
+from kb.core.store import per_document
+from kb.pages.listings import holds_listing
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("kb_listings")  # kb_data_dir; the page is written again when usage changes
+    app.setup_extension("kb.pages.listings")  # kb_data_dir; the page is written again when usage changes
     app.add_node(kb_glossary_usage)
     app.add_directive("kb-glossary", GlossaryDirective)
     per_document(app, "kb_term_usage", shown_in_listings=True)

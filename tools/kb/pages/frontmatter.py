@@ -43,13 +43,13 @@ import yaml
 from docutils import nodes
 from sphinx.util import logging
 
-import kb_data
-from kb_envstore import per_document, rebuild_when_changed
+from kb.core import data as kb_data
+from kb.core.store import per_document, rebuild_when_changed
 
 logger = logging.getLogger(__name__)
 
 # The repository's data/: what is_article() and GUIDES go by.
-REPO_DATA = Path(__file__).resolve().parents[2] / "data"
+REPO_DATA = Path(__file__).resolve().parents[3] / "data"
 
 # Codes are stable: contributors and CONTRIBUTING.md refer to them.
 CODES = {
@@ -350,7 +350,7 @@ VALIDATION_DATA = ("tags.yaml", "guides.yaml", "front-matter.schema.json")
 
 
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("kb_data")  # kb_data_dir; data files checked at config time
+    app.setup_extension("kb.core.data")  # kb_data_dir; data files checked at config time
     rebuild_when_changed(app, "kb_validation_data_digest", "env",
                          lambda app: (Path(app.config.kb_data_dir) / n for n in VALIDATION_DATA))
     per_document(app, "kb_pages", shown_in_listings=True)

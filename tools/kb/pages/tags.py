@@ -23,8 +23,8 @@ from typing import Any
 from docutils import nodes
 from sphinx.util import logging
 
-import kb_output_state
-from kb_listings import listings_changed, reading_order, title_of
+from kb.site import output_state as kb_output_state
+from kb.pages.listings import listings_changed, reading_order, title_of
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ RELATED = 3
 
 
 def _tags(app) -> dict[str, str]:
-    from kb_frontmatter import load_tags
+    from kb.pages.frontmatter import load_tags
 
     return load_tags(Path(app.config.kb_data_dir))
 
@@ -145,7 +145,7 @@ def on_collect_pages(app):
 
 
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("kb_listings")
+    app.setup_extension("kb.pages.listings")
     app.connect("env-get-updated", on_env_get_updated)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("html-collect-pages", on_collect_pages)

@@ -18,8 +18,7 @@ from typing import Any
 
 from sphinx.util import logging
 
-import kb_output_state
-
+from kb.site import output_state as kb_output_state
 logger = logging.getLogger(__name__)
 
 
@@ -123,7 +122,7 @@ def on_builder_inited(app) -> None:
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_nav_window", 9, "html", types=[int])
     # before furo's own handler (priority 500), which calls context["toctree"]
-    app.setup_extension("kb_output_state")
+    app.setup_extension("kb.site.output_state")
     app.connect("builder-inited", on_builder_inited)
     app.connect("env-get-updated", on_env_get_updated)
     app.connect("html-page-context", on_page_context, priority=400)

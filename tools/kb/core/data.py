@@ -60,7 +60,7 @@ CODES = {
 
 MAX_DEPTH = 32
 MAX_DATA_BYTES = 2 * 1024 * 1024
-SCHEMAS = Path(__file__).resolve().parents[2] / "data" / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[3] / "data" / "schemas"
 
 
 class _Loader(yaml.SafeLoader):

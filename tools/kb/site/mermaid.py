@@ -6,7 +6,7 @@ Three jobs, each once per build:
 - **Check (KB060).** mermaid draws in the reader's browser; a diagram with a
   syntax error used to pass the build and show "Syntax error in text". Every
   diagram is parsed with mermaid's own parser, by one Node process per build
-  (``kb_mermaid_check.mjs`` beside this file, JSON over stdin/stdout). Results
+  (``mermaid_check.mjs`` beside this file, JSON over stdin/stdout). Results
   are cached in the environment by a digest of the diagram text (and of the
   mermaid version, the checker and ``mermaid_init_config``), so an
   incremental build starts Node only for diagram text it has not seen; a
@@ -50,14 +50,13 @@ from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 from sphinxcontrib.mermaid import Mermaid, mermaid
 
-import kb_untrusted
-
+from kb.guard import untrusted as kb_untrusted
 logger = logging.getLogger(__name__)
 
 ENTRY = "mermaid.esm.min.mjs"
 CHUNKS = Path("chunks") / "mermaid.esm.min"
 TARGET = Path("_static") / "vendor" / "mermaid"
-CHECKER = Path(__file__).with_name("kb_mermaid_check.mjs")
+CHECKER = Path(__file__).with_name("mermaid_check.mjs")
 SCRIPT = "kb-mermaid.js"
 STYLE = "kb-mermaid.css"
 # the longest lines of mermaid's message kept in a warning

@@ -27,7 +27,7 @@ from urllib.parse import urljoin, urlparse
 from docutils import nodes
 from sphinx.util import logging
 
-from kb_listings import title_of
+from kb.pages.listings import title_of
 
 logger = logging.getLogger(__name__)
 
@@ -174,13 +174,13 @@ def _rfc3339(date: str) -> str:
 
 
 def _tag_slugs(app) -> list[str]:
-    from kb_frontmatter import load_tags
+    from kb.pages.frontmatter import load_tags
 
     return list(load_tags(Path(app.config.kb_data_dir)))
 
 
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("kb_frontmatter")
+    app.setup_extension("kb.pages.frontmatter")
     app.connect("builder-inited", on_builder_inited)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("html-page-context", on_page_context)

@@ -46,7 +46,7 @@ from typing import Any
 
 from sphinx.util import logging
 
-from kb_untrusted import is_remote, url_scheme
+from kb.guard.untrusted import is_remote, url_scheme
 
 logger = logging.getLogger(__name__)
 

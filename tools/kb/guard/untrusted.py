@@ -60,9 +60,9 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-import kb_data
-import kb_markdown
-from kb_no_silent_loss import BuildStopped
+from kb.core import data as kb_data
+from kb.core import markdown as kb_markdown
+from kb.guard.silent_loss import BuildStopped
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,18 @@
+"""The knowledge base's Sphinx extensions, one package (conf.py puts tools/ on sys.path).
+
+Where to look, by what you are after:
+
+- ``kb.core``: the data files (``data/*.yaml``: one safe YAML reader, schema
+  checks with ``path:LINE``), per-document stores, and the Markdown probe.
+- ``kb.pages``: what an article is made of: front matter, listings and
+  reading order, tags and related articles, the glossary and term links,
+  navigation.
+- ``kb.editorial``: 编者注 and the claims register.
+- ``kb.search``: what the search index holds (Pagefind, glossary aliases).
+- ``kb.guard``: every pull request is untrusted input: raw HTML, files from
+  outside the repository, silent loss, the written pages, failed builds.
+- ``kb.site``: site outputs: feed, sitemap, 404, the output folder's state,
+  local mermaid, build speed.
+
+Each module is one Sphinx extension (``setup(app)``), listed in conf.py.
+"""

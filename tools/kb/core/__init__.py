@@ -1,0 +1,1 @@
+"""Shared infrastructure: data files, per-document stores, the Markdown probe."""

@@ -1,0 +1,1 @@
+"""What an article is made of: front matter, listings, tags, glossary, navigation."""

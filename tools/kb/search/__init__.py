@@ -1,0 +1,1 @@
+"""The search index: Pagefind, and what it is told about the glossary."""

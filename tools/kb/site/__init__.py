@@ -1,0 +1,1 @@
+"""Site outputs: feed, sitemap, 404, the output folder, local mermaid, build speed."""
