@@ -239,7 +239,8 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
     context["kb_search_weight"] = "0.5" if pagename.split("/")[-1] == "index" else ""
     if pagename == "search":
         glossary = app.builder.get_relative_uri("search", "glossary")
-        aliases = [{**entry, "url": f"{glossary}#{_term_id(app, entry)}"}
+        anchors = _term_anchors(app)
+        aliases = [{**entry, "url": f"{glossary}#{_term_id(anchors, entry)}"}
                    for entry in app.builder.kb_aliases]
         context["kb_search_aliases"] = json_for_script(aliases)
 
@@ -255,13 +256,21 @@ def json_for_script(value) -> str:
     return json.dumps(value, ensure_ascii=False).translate(SCRIPT_UNSAFE)
 
 
-def _term_id(app, entry: dict) -> str:
-    """The anchor Sphinx gives the glossary term (its first name)."""
-    std = app.env.get_domain("std")
+def _term_anchors(app) -> dict[str, str]:
+    """Glossary term (lower case) -> its anchor, from the std domain's
+    documented ``get_objects()`` (terms are its objects of type ``term``)."""
+    return {name.lower(): anchor
+            for name, _, objtype, _, anchor, _ in app.env.get_domain("std").get_objects()
+            if objtype == "term"}
+
+
+def _term_id(anchors: dict[str, str], entry: dict) -> str:
+    """The anchor Sphinx gives the glossary term (its first name found)."""
     for name in entry["names"]:
-        found = std._terms.get(name.lower()) if hasattr(std, "_terms") else None
-        if found:
-            return found[1]
+        if name.lower() in anchors:
+            return anchors[name.lower()]
+    logger.warning("glossary entry %r is not a term on the glossary page: its search result "
+                   "would link nowhere", entry["names"][0], type="kb", subtype="search")
     return ""
 
 
