@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh build of the site, a local server, a browser."""
+"""Shared fixtures: one build of the site per session, a local server, one browser,
+copies of the repository, and the shared builds of the bad-input matrix (one_build)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+import one_build as _one_build
 from local_site import CHROMIUM, launch, serve
 
 
@@ -78,3 +80,44 @@ def page(browser, server):
           or pg.foreign_requests.append(r.url))
     yield pg
     context.close()
+
+
+# Fixtures that build the whole site (or a copy of the repository, or a tiny
+# project in a subprocess), serve it or start the browser: a test using one is
+# in the slow tier (pytest -m "not slow and not snippet" is the fast tier).
+SLOW_FIXTURES = {"site", "server", "browser", "page", "repo", "one_build", "tiny", "built",
+                 "sources", "csp_server"}
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A copy of what the build and the make targets read (mtimes kept), for a
+    test that builds it several times; one-build cases use `one_build` instead."""
+    return _one_build.copy_repo(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def secret(tmp_path_factory) -> Path:
+    """A file outside the repository copies, as /etc/passwd is outside CI's checkout."""
+    path = tmp_path_factory.mktemp("outside") / "secret.txt"
+    path.write_text(f"{_one_build.SECRET}\npassword=hunter2\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def one_build(tmp_path_factory, secret):
+    """``one_build(group)``: the run of a group of the bad-input matrix (tests/one_build.py),
+    made on first use and shared by the tests of every case in it."""
+    runs: dict[str, _one_build.Run] = {}
+
+    def run(group: str) -> _one_build.Run:
+        if group not in runs:
+            runs[group] = _one_build.run_group(group, tmp_path_factory.mktemp(group), secret)
+        return runs[group]
+    return run

@@ -1,5 +1,5 @@
 """The site as a reader sees it, in Debian's chromium: key pages, phone width,
-copy buttons, dark mode, 404, and accessibility (axe-core).
+copy buttons, the saved theme and the diagrams drawn in it, 404, and accessibility (axe-core).
 
 Screenshots of the key pages go to test-results/screenshots/ (a CI artifact).
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from test_site import articles
 
@@ -84,14 +85,32 @@ def test_every_code_block_has_a_copy_button_that_copies_only_code(browser, serve
     context.close()
 
 
-def test_dark_mode_toggle(page, server):
-    page.goto(f"{server}/index.html")
-    before = page.evaluate("document.body.dataset.theme")
-    page.locator("button.theme-toggle:visible").first.click()
-    after = page.evaluate("document.body.dataset.theme")
-    assert after != before and after in ("light", "dark", "auto")
-    page.locator("button.theme-toggle:visible").first.click()
-    assert page.evaluate("document.body.dataset.theme") not in (after,)
+# each diagram's mermaid stylesheet (theme colours), less the id of the drawing
+DIAGRAM_STYLES = ("() => [...document.querySelectorAll('pre.mermaid svg style')]"
+                  ".map(s => s.textContent.replace(/#mermaid-[0-9]+/g, ''))")
+
+
+def test_the_saved_theme_is_applied_by_our_script_and_diagrams_redraw_in_a_new_theme(page, server):
+    """_static/kb-theme.js (our file, in place of furo's inline script) applies the
+    reader's saved theme; _static/kb-mermaid.js draws the diagrams in mermaid's
+    theme for it, and draws them again when the theme changes."""
+    url = f"{server}/training/llm-training-10-tips.html"
+    page.goto(url)
+    assert page.evaluate("document.body.dataset.theme") == "auto"  # nothing saved
+    page.evaluate("localStorage.setItem('theme', 'light')")
+    page.goto(url)
+    assert page.evaluate("document.body.dataset.theme") == "light"
+    expect(page.locator("pre.mermaid svg")).to_have_count(2, timeout=20_000)
+    light = page.evaluate(DIAGRAM_STYLES)
+    # furo's toggle sets data-theme on <body>; every diagram is drawn again in the dark theme
+    page.evaluate("document.body.dataset.theme = 'dark'")
+    page.wait_for_function(f"(light) => {{ const now = ({DIAGRAM_STYLES})(); "
+                           "return now.length === light.length && now.every((s, i) => s !== light[i]); }",
+                           arg=light, timeout=20_000)
+    page.evaluate("document.body.dataset.theme = 'light'")
+    page.wait_for_function(f"(light) => JSON.stringify(({DIAGRAM_STYLES})()) === JSON.stringify(light)",
+                           arg=light, timeout=20_000)
+    assert page.console_errors == [] and page.foreign_requests == []
 
 
 def test_phone_width_navigation_and_tables(browser, server):

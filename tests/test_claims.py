@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from kb.editorial import claims as kb_claims
-from test_contributor_kit import repo  # noqa: F401  (fixture)
+
 from test_site import articles
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,15 +7,16 @@ fail with a message naming the page and line; the unmodified copy passes.
 
 from __future__ import annotations
 
-import os
-import shutil
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 import new_article
+import one_build as shared
 from local_site import serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,20 +24,6 @@ PAGE = "docs/training/llm-training-10-tips.md"
 
 
 # -- make new ------------------------------------------------------------------
-
-
-@pytest.fixture
-def repo(tmp_path) -> Path:
-    """A copy of what the build and the make targets read (mtimes kept)."""
-    for name in ["conf.py", "_static", "_templates", "data", "tools", "docs", "tests",
-                 "pagefind.yml", "Makefile", "requirements.txt", "requirements-dev.txt",
-                 "package.json", "package-lock.json", "conftest.py", "pytest.ini",
-                 ".pymarkdown.json", ".codespellrc", "README.md", "CONTRIBUTING.md"]:
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(
-            src, tmp_path / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
-    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")
-    return tmp_path
 
 
 def test_new_article_is_valid_and_in_the_reading_order(repo):
@@ -98,12 +85,88 @@ def test_actionlint_passes_the_workflows_and_catches_a_mistake(tmp_path):
     assert proc.returncode == 1 and f"{bad}:6:" in proc.stdout and "evnt" in proc.stdout
 
 
-def test_workflows_run_make_targets_only():
-    text = (ROOT / ".github/workflows/pr.yml").read_text(encoding="utf-8")
-    assert "run: make check" in text and "upload-artifact" in text
-    assert "make linkcheck" in (ROOT / ".github/workflows/linkcheck.yml").read_text(encoding="utf-8")
-    assert "cron:" in (ROOT / ".github/workflows/linkcheck.yml").read_text(encoding="utf-8")
-    assert "deploy-pages" in (ROOT / ".github/workflows/deploy.yml").read_text(encoding="utf-8")
+def workflow(name: str) -> dict:
+    flow = yaml.safe_load((ROOT / ".github/workflows" / name).read_text(encoding="utf-8"))
+    # YAML 1.1 reads the key `on` as the boolean true
+    flow["on"] = flow.pop(True, flow.get("on"))
+    return flow
+
+
+def make_targets(script: str) -> list[str]:
+    """The make targets a shell script or a step's `run:` calls, in order."""
+    lines = [l for l in script.splitlines() if not l.lstrip().startswith("#")]
+    return re.findall(r"\bmake\s+(?:-\S+\s+)*([a-z][a-z-]*)", "\n".join(lines))
+
+
+def steps_of(job: dict) -> tuple[list[str], list[str]]:
+    """(actions used, without versions; make targets run), in order."""
+    uses = [str(s["uses"]).split("@")[0] for s in job["steps"] if "uses" in s]
+    targets = [t for s in job["steps"] for t in make_targets(str(s.get("run", "")))]
+    return uses, targets
+
+
+SETUP = ["actions/checkout", "actions/setup-python", "actions/setup-node"]
+
+
+def test_the_pr_workflow_runs_exactly_what_ci_runs():
+    """.ci/run is CI's entry point; the pull-request workflow runs the same make
+    targets, on the Python the Makefile asks for, with chromium from apt."""
+    flow = workflow("pr.yml")
+    assert set(flow["on"]) == {"pull_request", "workflow_dispatch"}
+    assert flow["permissions"] == {"contents": "read"}
+    assert list(flow["jobs"]) == ["check"]
+    job = flow["jobs"]["check"]
+    uses, targets = steps_of(job)
+    ci = make_targets((ROOT / ".ci/run").read_text(encoding="utf-8"))
+    assert ci == ["check"] and targets == ci
+    assert uses == SETUP + ["actions/upload-artifact", "actions/upload-artifact"]
+    checkout, python = job["steps"][0], job["steps"][1]
+    assert checkout["with"] == {"fetch-depth": 0, "persist-credentials": False}
+    assert python["with"]["python-version"] == "3.11"
+    assert re.search(r"^PYTHON\s+\?=\s+python3\.11$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    runs = [str(s.get("run", "")) for s in job["steps"]]
+    assert any("apt-get install" in r and "chromium" in r for r in runs)
+    # the site is kept only when every check passed; screenshots always
+    site, shots = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact")]
+    assert site["if"] == "success()" and site["with"]["path"] == "_build/html"
+    assert shots["if"] == "always()" and shots["with"]["path"] == "test-results/"
+
+
+def test_deploy_builds_with_read_access_and_only_its_deploy_job_writes_pages():
+    flow = workflow("deploy.yml")
+    assert flow["on"]["push"] == {"branches": ["main"]}
+    assert flow["permissions"] == {"contents": "read"}
+    assert set(flow["jobs"]) == {"build", "deploy"}
+    build, deploy = flow["jobs"]["build"], flow["jobs"]["deploy"]
+    assert build["permissions"] == {"contents": "read"}
+    assert steps_of(build) == (SETUP + ["actions/upload-pages-artifact"], ["html"])
+    # the job that may write to Pages runs no project code: no checkout, no run step
+    assert deploy["needs"] == "build"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert [s.get("uses", "").split("@")[0] for s in deploy["steps"]] == ["actions/deploy-pages"]
+    assert not any("run" in s for s in deploy["steps"])
+
+
+@pytest.mark.parametrize("name, target", [("linkcheck.yml", "linkcheck"),
+                                          ("stale-data.yml", "stale-data")])
+def test_scheduled_workflows_run_one_make_target_with_read_access(name, target):
+    flow = workflow(name)
+    assert set(flow["on"]) == {"schedule", "workflow_dispatch"}
+    assert len(flow["on"]["schedule"]) == 1 and flow["on"]["schedule"][0]["cron"].count(" ") == 4
+    assert flow["permissions"] == {"contents": "read"}
+    (job,) = flow["jobs"].values()
+    uses, targets = steps_of(job)
+    assert uses[:2] == SETUP[:2] and targets == [target]
+
+
+def test_every_job_has_a_time_limit_and_checks_out_without_credentials():
+    for path in sorted((ROOT / ".github/workflows").glob("*.yml")):
+        for name, job in workflow(path.name)["jobs"].items():
+            if any("run" in s for s in job["steps"]):
+                assert 0 < job["timeout-minutes"] <= 60, (path.name, name)
+            for step in job["steps"]:
+                if str(step.get("uses", "")).startswith("actions/checkout"):
+                    assert step["with"]["persist-credentials"] is False, (path.name, name)
 
 
 # -- link check on 127.0.0.1 -------------------------------------------------------
@@ -140,14 +203,7 @@ def test_linkcheck_fails_on_a_dead_link_and_passes_a_live_one(tmp_path, local_si
 
 
 def _make(repo: Path, target: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    venv = ROOT / ".venv"
-    # -o: the copy shares the project's .venv and node_modules; never reinstall them
-    # from here (npm ci would delete node_modules through the symlink).
-    stamps = ["node_modules/.installed", f"{venv}/bin/.installed", f"{venv}/bin/.installed-dev"]
-    return subprocess.run(["make", "-s", *[f"-o{s}" for s in stamps], target, f"VENV={venv}",
-                           f"BUILDDIR={repo / '_build'}"],
-                          cwd=repo, capture_output=True, text=True, env=env)
+    return shared.make(repo, target)
 
 
 def _append(repo: Path, text: str, page: str = PAGE) -> int:
@@ -166,44 +222,58 @@ def _replace(repo: Path, old: str, new: str, page: str = PAGE) -> int:
     return body[: body.index(old)].count("\n") + 1
 
 
-def _broken_ref(repo):
-    line = _append(repo, "见 {ref}`no-such-label`。\n")
-    return "html", f"{PAGE}:{line}: WARNING: undefined label: 'no-such-label'"
+# Each case on an article of its own (tests/one_build.py): the html cases share
+# the build of the group "pages" with the hostile contributions, the snippet
+# cases one `make snippets` run.
 
 
-def _unknown_guide(repo):
-    line = _replace(repo, "guide: training", "guide: traning")
-    return "html", f"{PAGE}:{line}: WARNING: KB003 unknown guide 'traning'"
+def _broken_ref(repo, at):
+    page = at.article()
+    line = _append(repo, "见 {ref}`no-such-label`。\n", page)
+    return f"{page}:{line}: WARNING: undefined label: 'no-such-label'"
 
 
-def _missing_title(repo):
-    _replace(repo, "title: 大模型训练优化实战：提升效率的 10 个技巧\n", "")
-    return "html", f"{PAGE}:2: WARNING: KB002 missing required field 'title'"
+def _unknown_guide(repo, at):
+    page = at.article()
+    line = _replace(repo, "guide: training", "guide: traning", page)
+    return f"{page}:{line}: WARNING: KB003 unknown guide 'traning'"
 
 
-def _unknown_tag(repo):
-    line = _replace(repo, "- memory\n", "- memroy\n")
-    return "html", f"{PAGE}:{line}: WARNING: KB004 unknown tag 'memroy'"
+def _missing_title(repo, at):
+    page = at.article()
+    _replace(repo, f"title: 用例 {at.tag}\n", "", page)
+    return f"{page}:2: WARNING: KB002 missing required field 'title'"
 
 
-def _duplicate_label(repo):
-    line = _append(repo, "(tips10-zero)=\n\n## 重复的小节\n\n正文。\n")
-    return "html", f'{PAGE}:{line}: WARNING: Duplicate explicit target name: "tips10-zero"'
+def _unknown_tag(repo, at):
+    page = at.article()
+    line = _replace(repo, "- memory\n", "- memroy\n", page)
+    return f"{page}:{line}: WARNING: KB004 unknown tag 'memroy'"
 
 
-def _raw_script(repo):
-    line = _append(repo, "<script>alert('x')</script>\n")
-    return "html", f"{PAGE}:{line}: WARNING: KB010 raw HTML (<script>)"
+def _duplicate_label(repo, at):
+    page, label = at.article(), f"label-{at.tag}"
+    line = _append(repo, f"({label})=\n\n## 小节\n\n正文。\n\n({label})=\n\n## 重复的小节\n\n正文。\n",
+                   page) + 6
+    return f'{page}:{line}: WARNING: Duplicate explicit target name: "{label}"'
 
 
-def _syntax_error(repo):
-    line = _append(repo, "```python\ndef broken(:\n    pass\n```\n")
-    return "snippets", f"{PAGE}:{line}: Python does not compile"
+def _raw_script(repo, at):
+    page = at.article()
+    line = _append(repo, "<script>alert('x')</script>\n", page)
+    return f"{page}:{line}: WARNING: KB010 raw HTML (<script>)"
 
 
-def _failing_sample(repo):
-    line = _append(repo, "```python\nassert sum([1, 2]) == 4, 'sum is wrong'\n```\n")
-    return "snippets", f"{PAGE}:{line}: sample failed"
+def _syntax_error(repo, at):
+    page = at.article()
+    line = _append(repo, "```python\ndef broken(:\n    pass\n```\n", page)
+    return f"{page}:{line}: Python does not compile"
+
+
+def _failing_sample(repo, at):
+    page = at.article()
+    line = _append(repo, "```python\nassert sum([1, 2]) == 4, 'sum is wrong'\n```\n", page)
+    return f"{page}:{line}: sample failed"
 
 
 def _dead_link(repo, url):
@@ -211,27 +281,30 @@ def _dead_link(repo, url):
     return "linkcheck", f"{PAGE}:{line}: WARNING: broken link: {url}/gone.html"
 
 
+# case: (group, make target it fails)
 CASES = {
-    "broken-ref": _broken_ref,
-    "unknown-guide": _unknown_guide,
-    "missing-title": _missing_title,
-    "unknown-tag": _unknown_tag,
-    "duplicate-label": _duplicate_label,
-    "raw-script": _raw_script,
-    "python-syntax-error": _syntax_error,
-    "failing-sample": _failing_sample,
+    "broken-ref": ("pages", _broken_ref),
+    "unknown-guide": ("pages", _unknown_guide),
+    "missing-title": ("pages", _missing_title),
+    "unknown-tag": ("pages", _unknown_tag),
+    "duplicate-label": ("pages", _duplicate_label),
+    "raw-script": ("pages", _raw_script),
+    "python-syntax-error": ("snippets", _syntax_error),
+    "failing-sample": ("snippets", _failing_sample),
 }
+for _case, (_group, _apply) in CASES.items():
+    shared.register(_group, "mistake", {_case: _apply}, target="html" if _group == "pages" else "snippets")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input_fails_its_make_target_with_page_and_line(repo, case):
-    target, message = CASES[case](repo)
-    proc = _make(repo, target)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out[-3000:]
-    assert message in out, out[-3000:]
+def test_bad_input_fails_its_make_target_with_page_and_line(one_build, case):
+    r = one_build(CASES[case][0])[f"mistake/{case}"]
+    assert r.run.proc.returncode != 0, r.out[-3000:]
+    assert r.value in r.out, r.out[-3000:]
 
 
+@pytest.mark.slow
 def test_dead_link_fails_make_linkcheck(repo, local_site):
     target, message = _dead_link(repo, local_site)
     proc = _make(repo, target)
@@ -239,6 +312,7 @@ def test_dead_link_fails_make_linkcheck(repo, local_site):
     assert proc.returncode != 0 and message in out, out[-3000:]
 
 
+@pytest.mark.slow
 def test_clean_copy_passes_the_same_targets(repo):
     for target in ("html", "snippets"):
         proc = _make(repo, target)

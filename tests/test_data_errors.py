@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_contributor_kit import _make, repo  # noqa: F401  (repo: a fixture)
+from test_contributor_kit import _make
 
 ROOT = Path(__file__).resolve().parent.parent
 

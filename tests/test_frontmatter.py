@@ -9,7 +9,7 @@ import pytest
 
 from kb.pages import frontmatter as fm
 from conftest import sphinx_build
-from test_contributor_kit import repo  # noqa: F401  (a fixture)
+
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
@@ -63,6 +63,7 @@ def test_an_unquoted_full_date_is_accepted():
     assert errors == [] and data["date"] == "2026-03-05"
 
 
+@pytest.mark.slow
 def test_bad_tag_fails_the_build_with_path_and_line(tmp_path):
     docs = tmp_path / "docs"
     shutil.copytree(ROOT / "docs", docs)

@@ -1,9 +1,13 @@
 """Hostile contributions found by the second independent probe: ways to read
 files, run code at build time, or publish documents that run script.
 
-Each case runs `make html` on a copy of the repository (as
-test_hostile_input does): the build fails at the file and line with a KB
-code, prints no traceback, and publishes nothing it should not.
+Each case is a contribution to a copy of the repository built with `make
+html` (as in test_hostile_input): the build fails at the file and line with
+a KB code, prints no traceback, and publishes nothing it should not. Cases
+share builds (tests/one_build.py): most the group "pages", each on pages
+and files of its own; the static files refused before anything is read the
+group "static-types"; pages named like generated pages and a _headers file
+without a policy the group "stopped".
 """
 
 from __future__ import annotations
@@ -12,62 +16,85 @@ import re
 
 import pytest
 
-from test_contributor_kit import PAGE, _append, _make, repo  # noqa: F401  (fixture)
-from test_hostile_input import SECRET, _rst, assert_refused, published_text, secret  # noqa: F401
+from one_build import SECRET, register
+from test_contributor_kit import _append
+from test_hostile_input import _git_config, _rst, assert_refused
 
 
-def _git_config(repo) -> None:
-    (repo / ".git").mkdir(exist_ok=True)
-    (repo / ".git/config").write_text(f"[http]\n\textraheader = AUTHORIZATION: {SECRET}\n")
+def _literalinclude_diff(repo, at):
+    _git_config(repo)
+    return _append(repo, "```{literalinclude} ../glossary.md\n:diff: ../../.git/config\n```\n",
+                   at.article())
+
+
+def _mermaid_file(repo, at):
+    _git_config(repo)
+    return _append(repo, "```{mermaid} ../../.git/config\n```\n", at.article())
 
 
 FILES = {
     # docutils joins <…> onto its own folder: any path
-    "standard-include-code": lambda repo, secret: _rst(
-        repo, f".. include:: <{secret}>\n   :code: text\n"),
-    "standard-include-literal": lambda repo, secret: _rst(
-        repo, f".. include:: <../../../../../../../../..{secret}>\n   :literal:\n"),
-    "myst-standard-include": lambda repo, secret: _append(
-        repo, f"```{{include}} <{secret}>\n:literal:\n```\n"),
-    "literalinclude-diff": lambda repo, secret: (_git_config(repo), _append(
-        repo, "```{literalinclude} ../glossary.md\n:diff: ../../.git/config\n```\n"))[1],
-    "mermaid-file": lambda repo, secret: (_git_config(repo), _append(
-        repo, "```{mermaid} ../../.git/config\n```\n"))[1],
+    "standard-include-code": lambda repo, at: _rst(
+        repo, f".. include:: <{at.secret}>\n   :code: text\n", at.article()),
+    "standard-include-literal": lambda repo, at: _rst(
+        repo, f".. include:: <../../../../../../../../..{at.secret}>\n   :literal:\n", at.article()),
+    "myst-standard-include": lambda repo, at: _append(
+        repo, f"```{{include}} <{at.secret}>\n:literal:\n```\n", at.article()),
+    "literalinclude-diff": _literalinclude_diff,
+    "mermaid-file": _mermaid_file,
 }
+register("pages", "files", FILES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(FILES))
-def test_every_way_to_read_a_file_is_confined(repo, secret, case):
-    line = FILES[case](repo, secret)
-    out = assert_refused(_make(repo, "html"), f"{PAGE}:{line}: WARNING: KB011")
+def test_every_way_to_read_a_file_is_confined(one_build, case):
+    r = one_build("pages")[f"files/{case}"]
+    out = assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB011")
     assert "extraheader" not in out  # a refusal never quotes the file into CI's log
-    if (repo / "_build/html").exists():
-        assert SECRET not in published_text(repo / "_build/html")
+    assert SECRET not in r.run.published
 
 
-def test_autoclasstree_would_import_modules_and_is_refused(repo):
-    line = _rst(repo, ".. autoclasstree:: this\n")
-    out = assert_refused(_make(repo, "html"), f"{PAGE}:{line}: WARNING: KB017")
+register("pages", "refused", {
+    "autoclasstree": lambda repo, at: _rst(repo, ".. autoclasstree:: this\n", at.article())})
+
+
+@pytest.mark.slow
+def test_autoclasstree_would_import_modules_and_is_refused(one_build):
+    r = one_build("pages")["refused/autoclasstree"]
+    out = assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB017")
     assert "Beautiful is better than ugly" not in out  # `import this` never ran
 
 
 TYPES = {
     "download-xht": ("x.xht", '<html xmlns="http://www.w3.org/1999/xhtml"><script>alert(1)'
-                              "</script></html>", "{download}`下载 <x.xht>`"),
-    "download-js": ("x.js", "alert(1)\n", "{download}`下载 <x.js>`"),
-    "download-html": ("x.html", '<body onload="alert(1)">hi</body>', "{download}`下载 <x.html>`"),
-    "image-svgz": ("x.svgz", "not really gzip", "![图](x.svgz)"),
-    "image-html": ("x.html", "<script>alert(1)</script>", "![图](x.html)"),
+                              "</script></html>", "{{download}}`下载 <{name}>`"),
+    "download-js": ("x.js", "alert(1)\n", "{{download}}`下载 <{name}>`"),
+    "download-html": ("x.html", '<body onload="alert(1)">hi</body>', "{{download}}`下载 <{name}>`"),
+    "image-svgz": ("x.svgz", "not really gzip", "![图]({name})"),
+    "image-html": ("x.html", "<script>alert(1)</script>", "![图]({name})"),
 }
 
 
+def _typed_file(case: str):
+    def apply(repo, at):
+        stem, content, markup = TYPES[case]
+        name = stem.replace("x.", f"x-{at.tag}.")  # a name of its own in the shared build
+        (repo / "docs/training" / name).write_text(content, encoding="utf-8")
+        return name, _append(repo, markup.format(name=name) + "\n", at.article())
+    return apply
+
+
+register("pages", "types", {case: _typed_file(case) for case in TYPES})
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(TYPES))
-def test_images_and_downloads_are_types_a_browser_does_not_run(repo, case):
-    name, content, markup = TYPES[case]
-    (repo / "docs/training" / name).write_text(content, encoding="utf-8")
-    line = _append(repo, markup + "\n")
-    assert_refused(_make(repo, "html"), f"{PAGE}:{line}: WARNING: KB018")
-    assert not list((repo / "_build/html").rglob(name)) if (repo / "_build/html").exists() else True
+def test_images_and_downloads_are_types_a_browser_does_not_run(one_build, case):
+    r = one_build("pages")[f"types/{case}"]
+    name, line = r.value
+    assert_refused(r.run.proc, f"{r.at.article()}:{line}: WARNING: KB018")
+    assert not list((r.repo / "_build/html").rglob(name))
 
 
 SVGS = {
@@ -82,121 +109,211 @@ SVGS = {
 }
 
 
+def _svg(content: str):
+    def apply(repo, at):
+        name = f"x-{at.tag}.svg"
+        (repo / "docs/training" / name).write_text(content, encoding="utf-8")
+        _append(repo, f"![图]({name})\n", at.article())
+        return name
+    return apply
+
+
+register("pages", "svg", {case: _svg(content) for case, (content, _, _) in SVGS.items()})
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(SVGS))
-def test_an_svg_is_read_as_xml_wherever_it_is_published(repo, case):
-    content, line, what = SVGS[case]
-    (repo / "docs/training/x.svg").write_text(content, encoding="utf-8")
-    _append(repo, "![图](x.svg)\n")
-    out = assert_refused(_make(repo, "html"))
-    assert re.search(rf"_build/html/_images/x\.svg:{line}: WARNING: KB015 .*{re.escape(what)}", out), \
-        out[-3000:]
+def test_an_svg_is_read_as_xml_wherever_it_is_published(one_build, case):
+    _, line, what = SVGS[case]
+    r = one_build("pages")[f"svg/{case}"]
+    out = assert_refused(r.run.proc)
+    assert re.search(rf"_build/html/_images/{re.escape(r.value)}:{line}: WARNING: KB015 "
+                     rf".*{re.escape(what)}", out), out[-3000:]
+
+
+def _headers(change):
+    def apply(repo, at):
+        headers = repo / "_static/_headers"
+        headers.write_text(change(headers.read_text(encoding="utf-8")), encoding="utf-8")
+    return apply
 
 
 HEADERS = {
-    "refresh": ("  Refresh: 0; url=https://evil.example/\n", "header 'Refresh'"),
-    "remote-script": (None, "script-src allows https://evil.example"),
-    "no-policy": ("", "no Content-Security-Policy"),
+    # the first two share the group "pages": the policy stays, and goes into every
+    # page's <meta> (so its host is not the page cases' evil.example)
+    "refresh": ("pages", _headers(lambda text: text + "  Refresh: 0; url=https://evil.example/\n"),
+                "header 'Refresh'"),
+    "remote-script": ("pages", _headers(lambda text: text.replace(
+        "script-src 'self'", "script-src 'self' https://scripts.invalid")),
+        "script-src allows https://scripts.invalid"),
+    # without a policy no page has to carry one: a group of its own
+    "no-policy": ("stopped", _headers(lambda text: "\n".join(
+        l for l in text.split("\n") if "Content-Security-Policy" not in l)),
+        "no Content-Security-Policy"),
 }
+for _case, (_group, _change, _) in HEADERS.items():
+    register(_group, "headers", {_case: _change})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(HEADERS))
-def test_the_shipped_headers_are_checked(repo, case):
-    added, what = HEADERS[case]
-    headers = repo / "_static/_headers"
-    text = headers.read_text(encoding="utf-8")
-    if case == "remote-script":
-        text = text.replace("script-src 'self'", "script-src 'self' https://evil.example")
-    elif case == "no-policy":
-        text = "\n".join(l for l in text.split("\n") if "Content-Security-Policy" not in l)
-    else:
-        text += added
-    headers.write_text(text, encoding="utf-8")
-    out = assert_refused(_make(repo, "html"))
+def test_the_shipped_headers_are_checked(one_build, case):
+    group, _, what = HEADERS[case]
+    r = one_build(group)[f"headers/{case}"]
+    out = assert_refused(r.run.proc)
     assert re.search(r"_static/_headers:\d+: WARNING: KB015 .*" + re.escape(what), out), out[-3000:]
 
 
 # -- round 3 ----------------------------------------------------------------------------
 
 PAYLOAD = "{{ cycler.__init__.__globals__.os.popen('touch PWNED').read() }}"
+KEYS = ['"myst"', "'myst'", "? myst\n:"]
 
 
-@pytest.mark.parametrize("key", ['"myst"', "'myst'", "? myst\n:"])
-def test_page_settings_are_read_as_yaml_not_matched_as_text(repo, key):
-    index = repo / "docs/training/index.md"
-    text = index.read_text(encoding="utf-8")
-    front = f"{key}: {{enable_extensions: [substitution]}}\n" if not key.startswith("?") else \
-        "? myst\n: {enable_extensions: [substitution]}\n"
-    index.write_text(text.replace("---\n", "---\n" + front, 1) + f"\n{PAYLOAD}\n", encoding="utf-8")
-    out = assert_refused(_make(repo, "html"), "docs/training/index.md:2: WARNING: KB016")
-    assert not list(repo.rglob("PWNED")), out[-2000:]
+def _page_setting(key: str):
+    def apply(repo, at):
+        page = repo / at.page()  # a page that is no article, as a guide's index.md
+        text = page.read_text(encoding="utf-8")
+        front = f"{key}: {{enable_extensions: [substitution]}}\n" if not key.startswith("?") else \
+            "? myst\n: {enable_extensions: [substitution]}\n"
+        page.write_text(text.replace("---\n", "---\n" + front, 1) + f"\n{PAYLOAD}\n",
+                        encoding="utf-8")
+    return apply
 
 
-def test_a_flow_mapping_front_matter_is_read_too(repo):
-    index = repo / "docs/training/index.md"
-    text = index.read_text(encoding="utf-8")
+def _flow_mapping(repo, at):
+    page = repo / at.page()
+    text = page.read_text(encoding="utf-8")
     body = text.split("---\n", 2)[2]
-    index.write_text("---\n{title: 训练, myst: {enable_extensions: [substitution]}}\n---\n" + body
-                     + f"\n{PAYLOAD}\n", encoding="utf-8")
-    assert_refused(_make(repo, "html"), "docs/training/index.md:2: WARNING: KB016")
-    assert not list(repo.rglob("PWNED"))
+    page.write_text(f"---\n{{title: 页面 {at.tag}, myst: {{enable_extensions: [substitution]}}}}\n"
+                    "---\n" + body + f"\n{PAYLOAD}\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("name, content", [
-    ("leak.txt_t", '{% include "../.git/config" %}'),
-    ("x.html", "<!--><img src=x onerror=alert(1)>-->"),
-    ("x.xsd", '<r xmlns:h="http://www.w3.org/1999/xhtml"><h:script>alert(1)</h:script></r>'),
-])
-def test_static_files_are_only_types_a_browser_uses_as_they_are(repo, name, content):
-    _git_config(repo)
-    (repo / "_static" / name).write_text(content, encoding="utf-8")
-    out = assert_refused(_make(repo, "html"), f"_static/{name}:1: WARNING: KB018")
+register("pages", "yaml-settings", {**{f"key-{n}": _page_setting(key) for n, key in enumerate(KEYS)},
+                                    "flow-mapping": _flow_mapping})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEYS)
+def test_page_settings_are_read_as_yaml_not_matched_as_text(one_build, key):
+    r = one_build("pages")[f"yaml-settings/key-{key}"]
+    out = assert_refused(r.run.proc, f"{r.at.page()}:2: WARNING: KB016")
+    assert not list(r.repo.rglob("PWNED")), out[-2000:]
+
+
+@pytest.mark.slow
+def test_a_flow_mapping_front_matter_is_read_too(one_build):
+    r = one_build("pages")["yaml-settings/flow-mapping"]
+    assert_refused(r.run.proc, f"{r.at.page()}:2: WARNING: KB016")
+    assert not list(r.repo.rglob("PWNED"))
+
+
+STATIC = [("leak.txt_t", '{% include "../.git/config" %}'),
+          ("x.html", "<!--><img src=x onerror=alert(1)>-->"),
+          ("x.xsd", '<r xmlns:h="http://www.w3.org/1999/xhtml"><h:script>alert(1)</h:script></r>')]
+# refused when the build starts, before anything is read: a group of their own
+register("static-types", "static", {
+    name: (lambda name, content: lambda repo, at: (
+        _git_config(repo), (repo / "_static" / name).write_text(content, encoding="utf-8")))(
+        name, content) for name, content in STATIC})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, content", STATIC)
+def test_static_files_are_only_types_a_browser_uses_as_they_are(one_build, name, content):
+    r = one_build("static-types")[f"static/{name}"]
+    assert (r.repo / "_static" / name).read_text(encoding="utf-8") == content
+    out = assert_refused(r.run.proc, f"_static/{name}:1: WARNING: KB018")
     assert SECRET not in out
-    assert not (repo / "_build/html/_static" / name.removesuffix("_t")).exists()
+    assert not (r.repo / "_build/html/_static" / name.removesuffix("_t")).exists()
 
 
-def test_csv_table_file_is_resolved_as_docutils_resolves_it(repo):
-    """In an included rST file, :file: is relative to that file, not the page."""
+def _csv_in_included_file(repo, at):
     _git_config(repo)
-    (repo / "docs/inc.rst").write_text(".. csv-table:: t\n   :file: ../.git/config\n   :delim: =\n",
-                                       encoding="utf-8")
-    _append(repo, "```{eval-rst}\n.. include:: ../inc.rst\n```\n")
-    assert_refused(_make(repo, "html"), "WARNING: KB011 csv-table file")
-    if (repo / "_build/html").exists():
-        assert SECRET not in published_text(repo / "_build/html")
+    name = f"inc-{at.tag}.rst"
+    (repo / "docs" / name).write_text(".. csv-table:: t\n   :file: ../.git/config\n   :delim: =\n",
+                                      encoding="utf-8")
+    _append(repo, f"```{{eval-rst}}\n.. include:: ../{name}\n```\n", at.article())
 
 
-def test_an_svg_animating_a_link_is_refused(repo):
-    (repo / "docs/training/a.svg").write_text(
+register("pages", "csv", {"in-included-file": _csv_in_included_file})
+
+
+@pytest.mark.slow
+def test_csv_table_file_is_resolved_as_docutils_resolves_it(one_build):
+    """In an included rST file, :file: is relative to that file, not the page."""
+    r = one_build("pages")["csv/in-included-file"]
+    out = assert_refused(r.run.proc)
+    # reported at the page's include, naming the file as resolved from docs/inc-….rst
+    assert re.search(rf"{re.escape(r.at.article())}:\d+: WARNING: KB011 csv-table file "
+                     r"'/\.\./\.git/config'", out), out[-3000:]
+    assert SECRET not in r.run.published
+
+
+def _animated_link(repo, at):
+    name = f"a-{at.tag}.svg"
+    (repo / "docs/training" / name).write_text(
         '<svg xmlns="http://www.w3.org/2000/svg"><a><set attributeName="href" '
         'to="javascript:alert(1)"/><text x="1" y="1">x</text></a></svg>\n', encoding="utf-8")
-    _append(repo, "![图](a.svg)\n")
-    out = assert_refused(_make(repo, "html"))
-    assert "_build/html/_images/a.svg:1: WARNING: KB015 <set attributeName='href'>" in out, out[-3000:]
+    _append(repo, f"![图]({name})\n", at.article())
+    return name
 
 
-def test_a_stylesheet_loading_from_another_host_is_refused(repo):
+def _css_import(repo, at):
     css = repo / "_static/kb.css"
     css.write_text(css.read_text(encoding="utf-8") + "\n@import \"https://evil.example/x.css\";\n",
                    encoding="utf-8")
-    out = assert_refused(_make(repo, "html"))
+
+
+register("pages", "active", {"svg-animated-link": _animated_link, "css-import": _css_import})
+
+
+@pytest.mark.slow
+def test_an_svg_animating_a_link_is_refused(one_build):
+    r = one_build("pages")["active/svg-animated-link"]
+    out = assert_refused(r.run.proc)
+    assert f"_build/html/_images/{r.value}:1: WARNING: KB015 <set attributeName='href'>" in out, \
+        out[-3000:]
+
+
+@pytest.mark.slow
+def test_a_stylesheet_loading_from_another_host_is_refused(one_build):
+    r = one_build("pages")["active/css-import"]
+    out = assert_refused(r.run.proc)
     assert re.search(r"_build/html/_static/kb\.css:\d+: WARNING: KB015 .*evil\.example", out), \
         out[-3000:]
 
 
-@pytest.mark.parametrize("markup, code", [
+MARKUP = [
     ("```{image} https://evil.example/x.png\n:name: n1\n```\n", "KB014"),
     ("[链接](e%00f.txt)\n", "KB012"),
     ("```{mermaid}\n:config: {bad json\ngraph TD\n  A-->B\n```\n", "KB060"),
-])
-def test_hostile_markup_fails_at_its_line_without_a_traceback(repo, markup, code):
-    line = _append(repo, markup)
-    assert_refused(_make(repo, "html"), f"{PAGE}:{line}: WARNING: {code}")
+]
+register("pages", "markup", {
+    code: (lambda markup: lambda repo, at: _append(repo, markup, at.article()))(markup)
+    for markup, code in MARKUP})
 
 
-def test_a_csv_table_file_that_is_not_utf8_fails_at_its_line(repo):
-    (repo / "docs/training/t.csv").write_bytes("名称,值\n".encode("gbk"))
-    line = _append(repo, "```{csv-table} 表\n:file: t.csv\n```\n")
-    assert_refused(_make(repo, "html"), f"{PAGE}:{line}: WARNING: KB054")
+@pytest.mark.slow
+@pytest.mark.parametrize("markup, code", MARKUP)
+def test_hostile_markup_fails_at_its_line_without_a_traceback(one_build, markup, code):
+    r = one_build("pages")[f"markup/{code}"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: {code}")
+
+
+def _csv_not_utf8(repo, at):
+    name = f"t-{at.tag}.csv"
+    (repo / "docs/training" / name).write_bytes("名称,值\n".encode("gbk"))
+    return _append(repo, f"```{{csv-table}} 表\n:file: {name}\n```\n", at.article())
+
+
+register("pages", "csv", {"not-utf8": _csv_not_utf8})
+
+
+@pytest.mark.slow
+def test_a_csv_table_file_that_is_not_utf8_fails_at_its_line(one_build):
+    r = one_build("pages")["csv/not-utf8"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB054")
 
 
 # -- round 4 ----------------------------------------------------------------------------
@@ -213,32 +330,68 @@ ROUND4 = {
 }
 
 
+def _round4(case: str):
+    def apply(repo, at):
+        # a host of its own: other cases of the shared build publish evil.example
+        host = f"evil-{at.tag}.example"
+        markup = ROUND4[case][0].replace("evil.example", host)
+        line = _append(repo, markup, at.article())
+        # rST directives are reported at their own line inside {eval-rst}
+        return line + (1 if markup.startswith("```{eval-rst}") else 0), host
+    return apply
+
+
+register("pages", "round4", {case: _round4(case) for case in ROUND4})
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(ROUND4))
-def test_round_four_markup_is_refused_at_its_line(repo, case):
-    markup, code = ROUND4[case]
-    line = _append(repo, markup)
-    # rST directives are reported at their own line inside {eval-rst}
-    line += 1 if markup.startswith("```{eval-rst}") else 0
-    out = assert_refused(_make(repo, "html"), f"{PAGE}:")
-    assert re.search(rf"{re.escape(PAGE)}:{line}: WARNING: {code}", out), out[-3000:]
-    if (repo / "_build/html").exists():
-        assert "evil.example" not in published_text(repo / "_build/html")
+def test_round_four_markup_is_refused_at_its_line(one_build, case):
+    code = ROUND4[case][1]
+    r = one_build("pages")[f"round4/{case}"]
+    line, host = r.value
+    page = r.at.article()
+    out = assert_refused(r.run.proc, f"{page}:")
+    assert re.search(rf"{re.escape(page)}:{line}: WARNING: {code}", out), out[-3000:]
+    assert host not in r.run.published
 
 
-def test_a_tag_that_yaml_reads_as_a_boolean_fails_at_its_line(repo):
+def _boolean_tag(repo, at):
     tags = repo / "data/tags.yaml"
     tags.write_text(tags.read_text(encoding="utf-8") + "yes: 是\n", encoding="utf-8")
-    line = tags.read_text(encoding="utf-8").count("\n")
-    assert_refused(_make(repo, "html"), f"data/tags.yaml:{line}: WARNING: KB043 tag 'yes' is read as a bool")
+    return tags.read_text(encoding="utf-8").count("\n")
 
 
+# An unusable tags.yaml leaves tags unchecked (the build fails on it anyway), which
+# would hide the unknown tag of another case: the group "stopped" (reported when
+# the configuration is read, before the build stops).
+register("stopped", "data", {"boolean-tag": _boolean_tag})
+
+
+@pytest.mark.slow
+def test_a_tag_that_yaml_reads_as_a_boolean_fails_at_its_line(one_build):
+    r = one_build("stopped")["data/boolean-tag"]
+    assert_refused(r.run.proc, f"data/tags.yaml:{r.value}: WARNING: KB043 tag 'yes' is read as a bool")
+
+
+def _generated_name(name: str):
+    def apply(repo, at):
+        (repo / f"docs/{name}.md").write_text("---\ntitle: 页\n---\n\n# 页\n\n正文。\n", encoding="utf-8")
+        index = repo / "docs/index.md"
+        index.write_text(index.read_text(encoding="utf-8").replace("glossary\n", f"glossary\n{name}\n", 1),
+                         encoding="utf-8")
+    return apply
+
+
+# refused before any page is read (KB057): the group "stopped"
+register("stopped", "generated", {name: _generated_name(name) for name in ("search", "404")})
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["search", "404"])
-def test_a_page_named_like_a_generated_page_is_refused(repo, name):
-    (repo / f"docs/{name}.md").write_text(f"---\ntitle: 页\n---\n\n# 页\n\n正文。\n", encoding="utf-8")
-    index = repo / "docs/index.md"
-    index.write_text(index.read_text(encoding="utf-8").replace("glossary\n", f"glossary\n{name}\n", 1),
-                     encoding="utf-8")
-    assert_refused(_make(repo, "html"), f"docs/{name}.md:1: WARNING: KB057")
+def test_a_page_named_like_a_generated_page_is_refused(one_build, name):
+    r = one_build("stopped")[f"generated/{name}"]
+    assert_refused(r.run.proc, f"docs/{name}.md:1: WARNING: KB057")
 
 
 @pytest.mark.parametrize("pattern, url", [("'^(.*.*.*.*.*.*.*.*)*X$'", None), ("'(['", None),
@@ -263,22 +416,40 @@ def test_claims_patterns_and_urls_are_checked_before_they_run(pattern, url):
                for p in problems), problems
 
 
-def test_a_front_matter_source_that_looks_like_a_path_fails_without_a_traceback(repo):
-    page = repo / PAGE
+def _source_path(repo, at):
+    page = repo / at.article()
     text = page.read_text(encoding="utf-8")
     page.write_text(text.replace("---\n", "---\nsource: '/etc/passwd'\n", 1), encoding="utf-8")
-    out = assert_refused(_make(repo, "html"))
-    assert "WARNING: KB011" in out or "WARNING: KB006" in out, out[-3000:]
-    assert "root:x:0" not in published_text(repo / "_build/html")
 
 
-def test_a_refused_glossary_definition_is_reported_at_its_yaml_line(repo):
+register("pages", "front-matter", {"source-path": _source_path})
+
+
+@pytest.mark.slow
+def test_a_front_matter_source_that_looks_like_a_path_fails_without_a_traceback(one_build):
+    r = one_build("pages")["front-matter/source-path"]
+    out = assert_refused(r.run.proc)
+    page = re.escape(r.at.article())
+    # (the KB011 of a front-matter source names the page but no line)
+    assert re.search(rf"{page}(:\d+)?: WARNING: KB0(11|06)", out), out[-3000:]
+    assert "root:x:0" not in r.run.published
+
+
+def _glossary_definition(repo, at):
     glossary = repo / "data/glossary.yaml"
-    text = glossary.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    at = next(i for i, l in enumerate(lines) if l.lstrip().startswith("def: "))
-    lines[at] = lines[at].split("def: ")[0] + "def: '见 ![图](https://tracker.example/p.png)。'"
+    lines = glossary.read_text(encoding="utf-8").split("\n")
+    # the last entry's definition (test_hostile_input's jinja case changes the first one's)
+    at_line = max(i for i, l in enumerate(lines) if l.lstrip().startswith("def: "))
+    lines[at_line] = lines[at_line].split("def: ")[0] + "def: '见 ![图](https://tracker.example/p.png)。'"
     glossary.write_text("\n".join(lines), encoding="utf-8")
-    out = assert_refused(_make(repo, "html"))
-    entry = max(i for i in range(at + 1) if lines[i].startswith("- "))  # the entry's first line
-    assert re.search(rf"data/glossary\.yaml:{entry + 1}: WARNING: KB014", out), out[-3000:]
+    return max(i for i in range(at_line + 1) if lines[i].startswith("- ")) + 1  # the entry's line
+
+
+register("pages", "data", {"glossary-definition": _glossary_definition})
+
+
+@pytest.mark.slow
+def test_a_refused_glossary_definition_is_reported_at_its_yaml_line(one_build):
+    r = one_build("pages")["data/glossary-definition"]
+    out = assert_refused(r.run.proc)
+    assert re.search(rf"data/glossary\.yaml:{r.value}: WARNING: KB014", out), out[-3000:]

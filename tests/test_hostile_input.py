@@ -6,6 +6,13 @@ copy of the repository and runs what CI runs: the build must fail with the
 page and line and a KB code, print no traceback, and write nothing that
 should not be published (a secret next to the repository never reaches any
 output file, the search index included).
+
+Cases that need only their own pages share one build (tests/one_build.py:
+group "pages", each case on an article or page of its own, `make html`
+once with ``--keep-going``); cases that stop the build before the others
+would be read share a small group of their own ("symlinks", "stopped",
+"toctree", "static-link"). Tests that build several times in a row (a
+failed build, an interrupted one, a deleted page) keep a copy each.
 """
 
 from __future__ import annotations
@@ -20,30 +27,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from one_build import SECRET, published_text, register
 from test_build_modes import tree
-from test_contributor_kit import PAGE, _append, _make, repo  # noqa: F401  (fixture)
+from conftest import sphinx_build
+from test_contributor_kit import PAGE, _append, _make
 
-SECRET = "KB-SECRET-7f3a"
-
-
-@pytest.fixture
-def secret(tmp_path_factory) -> Path:
-    """A file outside the repository copy, as /etc/passwd is outside CI's checkout."""
-    path = tmp_path_factory.mktemp("outside") / "secret.txt"
-    path.write_text(f"{SECRET}\npassword=hunter2\n", encoding="utf-8")
-    return path
-
-
-def published_text(site: Path) -> str:
-    """Everything the build wrote, search-index fragments decompressed."""
-    out = []
-    for path in site.rglob("*"):
-        if path.is_file() and ".doctrees" not in path.parts:
-            data = path.read_bytes()
-            if path.suffix in (".pf_fragment", ".pf_index", ".pf_meta", ".pf_filter"):
-                data = gzip.decompress(data)
-            out.append(data.decode("utf-8", "replace"))
-    return "\n".join(out)
+pytestmark = pytest.mark.slow
 
 
 def assert_refused(proc, *messages: str) -> str:
@@ -55,132 +44,371 @@ def assert_refused(proc, *messages: str) -> str:
     return out
 
 
-def _relative_from_page(repo: Path, target: Path) -> str:
-    return os.path.relpath(target, (repo / PAGE).parent)
+def _relative_from_page(repo: Path, target: Path, page: str) -> str:
+    return os.path.relpath(target, (repo / page).parent)
+
+
+def _html(page: str) -> str:
+    """The written page of a source page (docs/training/x.md -> training/x.html)."""
+    return page.removeprefix("docs/").removesuffix(".md") + ".html"
 
 
 # -- 1. files from outside the repository ------------------------------------------
 
 
-def _literalinclude(repo, secret):
-    return _append(repo, f"```{{literalinclude}} {_relative_from_page(repo, secret)}\n```\n")
-
-
-def _myst_include(repo, secret):
-    return _append(repo, f"```{{include}} {_relative_from_page(repo, secret)}\n```\n")
-
-
-def _colon_include_literal(repo, secret):
-    return _append(repo, f":::{{include}} {_relative_from_page(repo, secret)}\n:literal:\n:::\n")
-
-
-def _rst_include(repo, secret):
-    rel = _relative_from_page(repo, secret)
-    return _append(repo, f"```{{eval-rst}}\n.. include:: {rel}\n   :literal:\n```\n") + 1
-
-
-def _download(repo, secret):
-    return _append(repo, f"{{download}}`配置文件 <{_relative_from_page(repo, secret)}>`\n")
-
-
-def _csv_table_file(repo, secret):
-    rel = _relative_from_page(repo, secret)
-    return _append(repo, f"```{{csv-table}} 表\n:file: {rel}\n```\n")
+def _include_from_outside(markup: str, extra_line: int = 0):
+    """A case appending ``markup`` (with {rel}: the secret, relative to the page)."""
+    def apply(repo, at):
+        page = at.article()
+        rel = _relative_from_page(repo, at.secret, page)
+        return _append(repo, markup.format(rel=rel), page) + extra_line
+    return apply
 
 
 OUTSIDE = {
-    "literalinclude": _literalinclude,
-    "myst-include": _myst_include,
-    "myst-include-literal": _colon_include_literal,
-    "rst-include": _rst_include,
-    "download": _download,
-    "csv-table-file": _csv_table_file,
+    "literalinclude": _include_from_outside("```{{literalinclude}} {rel}\n```\n"),
+    "myst-include": _include_from_outside("```{{include}} {rel}\n```\n"),
+    "myst-include-literal": _include_from_outside(":::{{include}} {rel}\n:literal:\n:::\n"),
+    "rst-include": _include_from_outside("```{{eval-rst}}\n.. include:: {rel}\n   :literal:\n```\n", 1),
+    "download": _include_from_outside("{{download}}`配置文件 <{rel}>`\n"),
+    "csv-table-file": _include_from_outside("```{{csv-table}} 表\n:file: {rel}\n```\n"),
 }
+register("pages", "outside", OUTSIDE)
 
 
 @pytest.mark.parametrize("case", sorted(OUTSIDE))
-def test_a_file_from_outside_the_repository_is_refused_and_not_published(repo, secret, case):
-    line = OUTSIDE[case](repo, secret)
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB011")
-    assert SECRET not in published_text(repo / "_build/html")
+def test_a_file_from_outside_the_repository_is_refused_and_not_published(one_build, case):
+    r = one_build("pages")[f"outside/{case}"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB011")
+    assert SECRET not in r.run.published
 
 
-@pytest.mark.parametrize("where", ["docs/training/leak.md", "docs/training/diagram.png",
-                                   "_static/leak.css", "data/leak.yaml"])
-def test_a_symlink_out_of_the_repository_stops_the_build_before_it_reads(repo, secret, where):
-    (repo / where).symlink_to(secret)
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{where}:1: WARNING: KB011")
-    assert SECRET not in published_text(repo / "_build/html")
+# A symlink stops the build before anything is read: these share a build of their own.
+SYMLINKS_OUT = ["docs/training/leak.md", "docs/training/diagram.png", "_static/leak.css",
+                "data/leak.yaml"]
+register("symlinks", "outside", {
+    where: (lambda where: lambda repo, at: (repo / where).symlink_to(at.secret))(where)
+    for where in SYMLINKS_OUT})
+
+
+@pytest.mark.parametrize("where", SYMLINKS_OUT)
+def test_a_symlink_out_of_the_repository_stops_the_build_before_it_reads(one_build, where):
+    r = one_build("symlinks")[f"outside/{where}"]
+    assert_refused(r.run.proc, f"{where}:1: WARNING: KB011")
+    assert SECRET not in r.run.published
 
 
 # -- 2. scripts, redirects and third-party requests -----------------------------------
 
 
-def _rst(repo, body: str) -> int:
+def _rst(repo, body: str, page: str) -> int:
     """An {eval-rst} block; returns the line of its first rST line."""
-    return _append(repo, "```{eval-rst}\n" + body + "```\n") + 1
+    return _append(repo, "```{eval-rst}\n" + body + "```\n", page) + 1
+
+
+def _unsafe_rst(body: str, extra_line: int = 0):
+    return lambda repo, at: _rst(repo, body, at.article()) + extra_line
 
 
 UNSAFE = {
-    "rst-javascript-link": (lambda repo: _rst(repo, "`点我 <javascript:alert(1)>`_\n"),
-                            "KB012", "javascript:"),
-    "rst-tab-in-scheme": (lambda repo: _rst(repo, "`点我 <java\tscript:alert(1)>`_\n"),
-                          "KB012", "script:alert"),
-    "image-target-javascript": (lambda repo: 1 + _rst(
-        repo, ".. image:: ../../_static/favicon.svg\n   :target: javascript:alert(2)\n"),
+    "rst-javascript-link": (_unsafe_rst("`点我 <javascript:alert(1)>`_\n"), "KB012", "javascript:"),
+    "rst-tab-in-scheme": (_unsafe_rst("`点我 <java\tscript:alert(1)>`_\n"), "KB012", "script:alert"),
+    "image-target-javascript": (_unsafe_rst(
+        ".. image:: ../../_static/favicon.svg\n   :target: javascript:alert(2)\n", 1),
         "KB012", "javascript:"),
-    "rst-data-link": (lambda repo: _rst(repo, "`看 <data:text/html;base64,PHNjcmlwdD4=>`_\n"),
+    "rst-data-link": (_unsafe_rst("`看 <data:text/html;base64,PHNjcmlwdD4=>`_\n"),
                       "KB012", "data:text/html"),
-    "meta-refresh": (lambda repo: 1 + _rst(
-        repo, ".. meta::\n   :http-equiv=refresh: 0; url=https://evil.example/\n"),
-        "KB013", "evil.example"),
-    "remote-image": (lambda repo: _append(repo, "![图](https://tracker.example/pixel.png)\n"),
-                     "KB014", "tracker.example"),
-    "remote-figure": (lambda repo: _rst(repo, ".. figure:: //tracker.example/f.png\n"),
-                      "KB014", "tracker.example"),
-    "csv-table-url": (lambda repo: _rst(repo, ".. csv-table:: t\n   :url: http://127.0.0.1:9/t.csv\n"),
+    "meta-refresh": (_unsafe_rst(".. meta::\n   :http-equiv=refresh: 0; url=https://evil.example/\n", 1),
+                     "KB013", "evil.example"),
+    "remote-image": (lambda repo, at: _append(repo, "![图](https://tracker.example/pixel.png)\n",
+                                              at.article()), "KB014", "tracker.example"),
+    "remote-figure": (_unsafe_rst(".. figure:: //tracker.example/f.png\n"), "KB014", "tracker.example"),
+    "csv-table-url": (_unsafe_rst(".. csv-table:: t\n   :url: http://127.0.0.1:9/t.csv\n"),
                       "KB014", "127.0.0.1:9"),
-    "raw-directive": (lambda repo: _rst(repo, ".. raw:: html\n\n   <script>alert(3)</script>\n"),
+    "raw-directive": (_unsafe_rst(".. raw:: html\n\n   <script>alert(3)</script>\n"),
                       "KB010", "alert(3)"),
 }
+register("pages", "unsafe", {case: add for case, (add, _, _) in UNSAFE.items()})
 
 
 @pytest.mark.parametrize("case", sorted(UNSAFE))
-def test_scripts_redirects_and_remote_resources_are_refused_and_not_written(repo, case):
-    add, code, trace = UNSAFE[case]
-    line = add(repo)
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{PAGE}:{line}: WARNING: {code}")
-    page = (repo / "_build/html" / PAGE.replace("docs/", "").replace(".md", ".html")).read_text(
-        encoding="utf-8")
-    assert trace not in page
+def test_scripts_redirects_and_remote_resources_are_refused_and_not_written(one_build, case):
+    _, code, trace = UNSAFE[case]
+    r = one_build("pages")[f"unsafe/{case}"]
+    page = r.at.article()
+    assert_refused(r.run.proc, f"{page}:{r.value}: WARNING: {code}")
+    assert trace not in (r.repo / "_build/html" / _html(page)).read_text(encoding="utf-8")
 
 
 # -- 3. nothing dropped without a word ------------------------------------------------
 
+DEEP_LIST = "".join("  " * depth + f"- 第 {depth + 1} 层\n" for depth in range(11))
+register("pages", "dropped", {
+    "deep-list": lambda repo, at: _append(repo, DEEP_LIST + "\n## 后面的小节\n\n正文。\n",
+                                          at.article()) + 9,
+    "deep-include": lambda repo, at: (
+        (repo / f"docs/training/deep-{at.tag}.inc").write_text(
+            DEEP_LIST + "\n## 标题\n\n正文。\n", encoding="utf-8"),
+        _append(repo, f"```{{include}} deep-{at.tag}.inc\n```\n", at.article()),
+        f"docs/training/deep-{at.tag}.inc")[-1],
+})
 
-def test_a_list_nested_deeper_than_the_parser_keeps_fails_at_its_line(repo):
-    items = "".join("  " * depth + f"- 第 {depth + 1} 层\n" for depth in range(11))
-    line = _append(repo, items + "\n## 后面的小节\n\n正文。\n")
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{PAGE}:{line + 9}: WARNING: KB053")
+
+def test_a_list_nested_deeper_than_the_parser_keeps_fails_at_its_line(one_build):
+    r = one_build("pages")["dropped/deep-list"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB053")
 
 
-def test_a_page_that_is_not_utf8_fails_with_its_name_and_line(repo):
-    page = repo / PAGE
+def _not_utf8(repo, at) -> int:
+    page = repo / at.article()
     page.write_bytes(page.read_bytes() + "\n正文\n".encode("gbk"))
-    line = page.read_bytes().count(b"\n")
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB054")
+    return page.read_bytes().count(b"\n")
 
 
-def test_a_circular_toctree_fails_at_the_entry_not_with_recursion(repo):
-    line = _append(repo, "```{toctree}\n:hidden:\n\nindex\n```\n") + 3
-    proc = _make(repo, "html")
-    out = assert_refused(proc, f"{PAGE}:{line}: WARNING: KB055")
+# KB054, KB056 and KB057 stop the build before any page is read: they share
+# the group "stopped" (with a _headers file that has no policy, checked earlier still).
+register("stopped", "page", {
+    "not-utf8": _not_utf8,
+    "over-size": lambda repo, at: _append(repo, "正文。" * 120_000 + "\n", at.article()),
+})
+
+
+def test_a_page_that_is_not_utf8_fails_with_its_name_and_line(one_build):
+    r = one_build("stopped")["page/not-utf8"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB054")
+
+
+# KB055 is found once every page is read, and stops the build before any is written.
+register("toctree", "circular", {
+    "self": lambda repo, at: _append(repo, "```{toctree}\n:hidden:\n\nindex\n```\n", at.article()) + 3,
+})
+
+
+def test_a_circular_toctree_fails_at_the_entry_not_with_recursion(one_build):
+    r = one_build("toctree")["circular/self"]
+    out = assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB055")
     assert "RecursionError" not in out
+
+
+# -- 2b. what templates, the theme or conf.py write into the pages ---------------------------
+# All of them share the build of the group "pages": each template case adds its
+# own line to one extrahead block, so each is found at its own line of the
+# written index.html (two cases give the same message). Hosts differ from
+# the page cases' evil.example, which those look for in their own pages.
+
+
+def _head(html: str):
+    return lambda repo, at: at.template_head(html)
+
+
+def _drop_policy(repo, at) -> None:
+    page = repo / "_templates/page.html"
+    meta = '<meta http-equiv="Content-Security-Policy" content="{{ kb_csp_meta|e }}">'
+    assert meta in page.read_text(encoding="utf-8")
+    page.write_text(page.read_text(encoding="utf-8").replace(meta, ""), encoding="utf-8")
+
+
+# case: (change, what the warning says, text of the written line it is at; None: line 1)
+WRITTEN = {
+    "template-inline-script": (_head("<script>fetch('//x.example')</script>"), "inline <script>",
+                               "<script>fetch('//x.example')</script>"),
+    "template-event-handler": (_head('<img src="x.png" onerror="alert(1)">'),
+                               "event handler onerror=", 'onerror="alert(1)"'),
+    "template-meta-refresh": (_head('<meta http-equiv="refresh" content="0; url=https://refresh.invalid/">'),
+                              "<meta http-equiv='refresh'>", 'url=https://refresh.invalid/'),
+    "conf-remote-stylesheet": (
+        lambda repo, at: _append(repo, '\nhtml_css_files = [*html_css_files, '
+                                       '"https://cdn.example/theme.css"]\n', page="conf.py"),
+        "makes the reader's browser call another host", "https://cdn.example/theme.css"),
+    # tags a browser reads (html.parser too) that a regex for tags with spaces missed,
+    # and a template that drops the policy <meta>
+    "template-script-slash": (_head("<script/x>alert(1)</script>"), "inline <script>",
+                              "<script/x>alert(1)</script>"),
+    "template-meta-slash": (_head('<meta/http-equiv="refresh"/content="0;url=https://slash.invalid/">'),
+                            "<meta http-equiv='refresh'>", "url=https://slash.invalid/"),
+    "template-drops-policy": (_drop_policy,
+                              "lacks the site's <meta http-equiv=\"Content-Security-Policy\">", None),
+}
+register("pages", "written", {case: change for case, (change, _, _) in WRITTEN.items()})
+
+
+@pytest.mark.parametrize("case", sorted(WRITTEN))
+def test_what_templates_or_settings_write_is_checked_in_the_written_pages(one_build, case):
+    _, what, text = WRITTEN[case]
+    r = one_build("pages")[f"written/{case}"]
+    out = assert_refused(r.run.proc)
+    lines = (r.repo / "_build/html/index.html").read_text(encoding="utf-8").split("\n")
+    at = [n for n, line in enumerate(lines, 1) if text in line] if text else [1]
+    assert len(at) == 1, at
+    assert re.search(rf"_build/html/index\.html:{at[0]}: WARNING: KB015 .*" + re.escape(what), out), \
+        out[-3000:]
+
+
+# -- 4. the second round: what an independent probe found past the first guards ----------
+
+PAYLOAD = "{{ lipsum.__globals__['os'].popen('touch PWNED').read() }}"
+
+
+def _jinja(repo, at) -> None:
+    _append(repo, f"运行 {PAYLOAD} 试试。\n", at.article())
+    glossary = repo / "data/glossary.yaml"
+    # the first entry's definition (test_hostile_files changes the last one's)
+    glossary.write_text(glossary.read_text(encoding="utf-8").replace(
+        "def: ", f"def: \"{PAYLOAD.replace(chr(39), chr(39))}\" ", 1), encoding="utf-8")
+
+
+register("pages", "jinja", {"page-and-glossary": _jinja})
+
+
+def test_jinja_in_a_page_is_text_and_never_runs(one_build):
+    """MyST substitutions evaluate {{ … }} without a sandbox: they are off, so the
+    braces are text, and nothing runs on the machine that builds."""
+    r = one_build("pages")["jinja/page-and-glossary"]
+    assert not list(r.repo.rglob("PWNED"))
+    assert "Traceback" not in r.out
+
+
+SETTINGS = ["myst:\n  enable_extensions: [substitution]\n",
+            "myst:\n  substitutions:\n    x: '<script>alert(1)</script>'\n",
+            "html_meta:\n  http-equiv=refresh: 0; url=https://evil.example/\n"]
+
+
+def _page_setting(key: str, kind: str):
+    def apply(repo, at):
+        page = at.article() if kind == "article" else at.page()
+        path = repo / page
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("---\n", "---\n" + key, 1) + f"\n{PAYLOAD}\n", encoding="utf-8")
+    return apply
+
+
+register("pages", "settings", {f"{kind}-{n}": _page_setting(key, kind)
+                               for n, key in enumerate(SETTINGS) for kind in ("page", "article")})
+
+
+@pytest.mark.parametrize("key", range(len(SETTINGS)), ids=["myst", "substitutions", "html_meta"])
+@pytest.mark.parametrize("kind", ["page", "article"])
+def test_page_level_myst_settings_are_refused(one_build, key, kind):
+    r = one_build("pages")[f"settings/{kind}-{key}"]
+    page = r.at.article() if kind == "article" else r.at.page()
+    # an article's front matter is checked field by field first: unknown fields are KB006
+    code = "KB016 front matter key" if kind == "page" else "KB006 unknown field(s)"
+    assert_refused(r.run.proc, f"{page}:2: WARNING: {code} '{SETTINGS[key].split(':')[0]}'")
+    assert not list(r.repo.rglob("PWNED"))
+    assert "<script>alert(1)" not in (r.repo / "_build/html" / _html(page)).read_text(encoding="utf-8")
+
+
+SYMLINKS_IN = [("_static/gitcfg.txt", "../.git/config"),
+               ("_templates/gitcfg.html", "../.git/config"),
+               ("docs/training/notes.md", "../../README.md"),
+               ("data/extra", "../docs")]
+
+
+def _git_config(repo) -> None:
+    (repo / ".git").mkdir(exist_ok=True)
+    (repo / ".git/config").write_text(f"[http]\n\textraheader = AUTHORIZATION: {SECRET}\n")
+
+
+register("symlinks", "inside", {
+    where: (lambda where, target: lambda repo, at: (
+        _git_config(repo), (repo / where).symlink_to(target)))(where, target)
+    for where, target in SYMLINKS_IN})
+
+
+@pytest.mark.parametrize("where, target", SYMLINKS_IN)
+def test_a_symlink_inside_the_repository_stops_the_build_too(one_build, where, target):
+    r = one_build("symlinks")[f"inside/{where}"]
+    assert os.readlink(r.repo / where) == target
+    assert_refused(r.run.proc, f"{where}:1: WARNING: KB011")
+    assert SECRET not in r.run.published
+
+
+def _static_symlink(repo, at) -> None:
+    shutil.move(repo / "_static", repo / "static-real")
+    (repo / "_static").symlink_to("static-real")
+
+
+register("static-link", "folder", {"_static": _static_symlink})
+
+
+def test_a_static_folder_that_is_a_symlink_stops_the_build(one_build):
+    r = one_build("static-link")["folder/_static"]
+    assert_refused(r.run.proc, "_static:1: WARNING: KB011")
+
+
+def _svg_image(repo, at) -> str:
+    name = f"evil-{at.tag}.svg"
+    (repo / "docs/training" / name).write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>\n')
+    _append(repo, f"![图]({name})\n", at.article())
+    return name
+
+
+ACTIVE = {
+    # (an .html file in _static/ or as a download is refused by type first:
+    # test_hostile_files, KB018; an SVG image is a type pages may use, so it is read)
+    "svg-image": (_svg_image, "_build/html/_images/{name}:1", "inline <script>"),
+}
+register("pages", "active", {case: add for case, (add, _, _) in ACTIVE.items()})
+
+
+@pytest.mark.parametrize("case", sorted(ACTIVE))
+def test_documents_a_browser_would_run_are_checked_wherever_they_are_published(one_build, case):
+    _, where, what = ACTIVE[case]
+    r = one_build("pages")[f"active/{case}"]
+    out = assert_refused(r.run.proc)
+    where = where.format(name=r.value)
+    assert re.search(re.escape(where) + r": WARNING: KB015 .*" + re.escape(what), out), out[-3000:]
+
+
+def test_nesting_too_deep_in_an_included_file_fails_at_its_line(one_build):
+    r = one_build("pages")["dropped/deep-include"]
+    assert_refused(r.run.proc, f"{r.value}:10: WARNING: KB053")
+
+
+INCLUDE_NAMES = ["INCLUDE", "Include", "包含"]
+register("pages", "include-name", {
+    name: _include_from_outside(f"```{{{{{name}}}}} {{rel}}\n```\n") for name in INCLUDE_NAMES})
+
+
+@pytest.mark.parametrize("name", INCLUDE_NAMES)
+def test_an_include_under_another_name_is_refused_at_its_line(one_build, name):
+    r = one_build("pages")[f"include-name/{name}"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB011")
+    assert SECRET not in r.run.published
+
+
+register("pages", "figure", {"remote-with-target": _unsafe_rst(
+    ".. figure:: https://tracker.example/f.png\n   :target: https://example.com/\n\n   图注\n")})
+
+
+def test_a_remote_figure_with_a_target_is_refused_without_a_traceback(one_build):
+    r = one_build("pages")["figure/remote-with-target"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB014")
+
+
+def _control_character(repo, at) -> int:
+    page = repo / at.article()
+    text = page.read_text(encoding="utf-8")
+    line = text.split("\n").index(next(l for l in text.split("\n") if l.startswith("summary:"))) + 1
+    # written as YAML's escape in a quoted string: the parser gives the character itself
+    page.write_text(re.sub(r"^summary: (.*)$", r'summary: "\1\\x0b"', text, count=1, flags=re.M),
+                    encoding="utf-8")
+    return line
+
+
+register("pages", "front-matter", {"control-character": _control_character})
+
+
+def test_a_control_character_in_the_front_matter_is_refused_at_its_line(one_build):
+    r = one_build("pages")["front-matter/control-character"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB006 field 'summary' holds "
+                               "the control character U+000B")
+
+
+def test_a_page_over_the_size_limit_stops_the_build_at_once(one_build):
+    r = one_build("stopped")["page/over-size"]
+    assert_refused(r.run.proc, f"{r.at.article()}:1: WARNING: KB056 the page is 1.")
 
 
 # -- 4. the output follows the sources, however builds end ----------------------------------
@@ -252,7 +480,6 @@ def test_an_interrupted_build_then_make_html_equals_a_full_build(repo, tmp_path,
     assert _make(repo, "html").returncode == 0
     full = tmp_path / "full"
     shutil.copytree(repo / "docs", full / "docs")
-    from conftest import sphinx_build
 
     proc = sphinx_build(full / "docs", full / "html", "-j", "auto", conf=repo)
     assert proc.returncode == 0, proc.stderr
@@ -286,174 +513,6 @@ def test_hostile_glossary_text_cannot_break_out_of_the_search_page_data(repo):
     assert html.count("</script>") == html.count("<script")
 
 
-# -- 2b. what templates, the theme or conf.py write into the pages ---------------------------
-
-
-def _template(repo, block: str) -> None:
-    page = repo / "_templates/page.html"
-    page.write_text(page.read_text(encoding="utf-8") + block, encoding="utf-8")
-
-
-WRITTEN = {
-    "template-inline-script": (
-        lambda repo: _template(repo, "\n{% block extrahead %}<script>fetch('//x.example')</script>"
-                                     "{% endblock %}\n"), "inline <script>"),
-    "template-event-handler": (
-        lambda repo: _template(repo, '\n{% block extrahead %}<img src="x.png" onerror="alert(1)">'
-                                     "{% endblock %}\n"), "event handler onerror="),
-    "template-meta-refresh": (
-        lambda repo: _template(repo, '\n{% block extrahead %}<meta http-equiv="refresh" '
-                                     'content="0; url=https://evil.example/">{% endblock %}\n'),
-        "<meta http-equiv='refresh'>"),
-    "conf-remote-stylesheet": (
-        lambda repo: _append(repo, '\nhtml_css_files = [*html_css_files, '
-                                   '"https://cdn.example/theme.css"]\n', page="conf.py"),
-        "makes the reader's browser call another host"),
-    # tags a browser reads (html.parser too) that a regex for tags with spaces missed,
-    # and a template that drops the policy <meta>
-    "template-script-slash": (
-        lambda repo: _template(repo, "\n{% block extrahead %}<script/x>alert(1)</script>"
-                                     "{% endblock %}\n"), "inline <script>"),
-    "template-meta-slash": (
-        lambda repo: _template(repo, '\n{% block extrahead %}<meta/http-equiv="refresh"/'
-                                     'content="0;url=https://evil.example/">{% endblock %}\n'),
-        "<meta http-equiv='refresh'>"),
-    "template-drops-policy": (
-        lambda repo: (repo / "_templates/page.html").write_text(
-            (repo / "_templates/page.html").read_text(encoding="utf-8").replace(
-                '<meta http-equiv="Content-Security-Policy" content="{{ kb_csp_meta|e }}">', ""),
-            encoding="utf-8"), "lacks the site's <meta http-equiv=\"Content-Security-Policy\">"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(WRITTEN))
-def test_what_templates_or_settings_write_is_checked_in_the_written_pages(repo, case):
-    change, what = WRITTEN[case]
-    change(repo)
-    proc = _make(repo, "html")
-    out = assert_refused(proc)
-    assert re.search(r"_build/html/index\.html:\d+: WARNING: KB015 .*" + re.escape(what), out), \
-        out[-3000:]
-
-
-# -- 4. the second round: what an independent probe found past the first guards ----------
-
-PAYLOAD = "{{ lipsum.__globals__['os'].popen('touch PWNED').read() }}"
-
-
-def test_jinja_in_a_page_is_text_and_never_runs(repo):
-    """MyST substitutions evaluate {{ … }} without a sandbox: they are off, so the
-    braces are text, and nothing runs on the machine that builds."""
-    _append(repo, f"运行 {PAYLOAD} 试试。\n")
-    glossary = repo / "data/glossary.yaml"
-    glossary.write_text(glossary.read_text(encoding="utf-8").replace(
-        "def: ", f"def: \"{PAYLOAD.replace(chr(39), chr(39))}\" ", 1), encoding="utf-8")
-    proc = _make(repo, "html")
-    assert not (repo / "PWNED").exists() and not (repo / "docs/PWNED").exists()
-    assert "Traceback" not in proc.stdout + proc.stderr
-
-
-@pytest.mark.parametrize("key", ["myst:\n  enable_extensions: [substitution]\n",
-                                 "myst:\n  substitutions:\n    x: '<script>alert(1)</script>'\n",
-                                 "html_meta:\n  http-equiv=refresh: 0; url=https://evil.example/\n"])
-@pytest.mark.parametrize("page", ["docs/errata.md", PAGE])
-def test_page_level_myst_settings_are_refused(repo, key, page):
-    path = repo / page
-    text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("---\n", "---\n" + key, 1) + f"\n{PAYLOAD}\n", encoding="utf-8")
-    proc = _make(repo, "html")
-    # an article's front matter is checked field by field first: unknown fields are KB006
-    code = "KB016 front matter key" if page != PAGE else "KB006 unknown field(s)"
-    assert_refused(proc, f"{page}:2: WARNING: {code} '{key.split(':')[0]}'")
-    assert not (repo / "PWNED").exists() and not (repo / "docs/PWNED").exists()
-    built = repo / "_build/html" / page.replace("docs/", "").replace(".md", ".html")
-    assert "<script>alert(1)" not in built.read_text(encoding="utf-8")
-
-
-@pytest.mark.parametrize("where, target", [
-    ("_static/gitcfg.txt", "../.git/config"),
-    ("_templates/gitcfg.html", "../.git/config"),
-    ("docs/training/notes.md", "../../README.md"),
-    ("data/extra", "../docs"),
-])
-def test_a_symlink_inside_the_repository_stops_the_build_too(repo, where, target):
-    (repo / ".git").mkdir(exist_ok=True)
-    (repo / ".git/config").write_text(f"[http]\n\textraheader = AUTHORIZATION: {SECRET}\n")
-    (repo / where).symlink_to(target)
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{where}:1: WARNING: KB011")
-    assert SECRET not in published_text(repo / "_build/html") if (repo / "_build/html").exists() else True
-
-
-def test_a_static_folder_that_is_a_symlink_stops_the_build(repo):
-    shutil.move(repo / "_static", repo / "static-real")
-    (repo / "_static").symlink_to("static-real")
-    proc = _make(repo, "html")
-    assert_refused(proc, "_static:1: WARNING: KB011")
-
-
-ACTIVE = {
-    # (an .html file in _static/ or as a download is refused by type first:
-    # test_hostile_files, KB018; an SVG image is a type pages may use, so it is read)
-    "svg-image": (lambda repo: ((repo / "docs/training/evil.svg").write_text(
-        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>\n'),
-        _append(repo, "![图](evil.svg)\n")), "_build/html/_images/evil.svg:1", "inline <script>"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(ACTIVE))
-def test_documents_a_browser_would_run_are_checked_wherever_they_are_published(repo, case):
-    add, where, what = ACTIVE[case]
-    add(repo)
-    proc = _make(repo, "html")
-    out = assert_refused(proc)
-    assert re.search(re.escape(where) + r": WARNING: KB015 .*" + re.escape(what), out), out[-3000:]
-
-
-
-
-def test_nesting_too_deep_in_an_included_file_fails_at_its_line(repo):
-    items = "".join("  " * depth + f"- 第 {depth + 1} 层\n" for depth in range(11))
-    (repo / "docs/training/deep.inc").write_text(items + "\n## 标题\n\n正文。\n", encoding="utf-8")
-    _append(repo, "```{include} deep.inc\n```\n")
-    proc = _make(repo, "html")
-    assert_refused(proc, "docs/training/deep.inc:10: WARNING: KB053")
-
-
-@pytest.mark.parametrize("name", ["INCLUDE", "Include", "包含"])
-def test_an_include_under_another_name_is_refused_at_its_line(repo, secret, name):
-    line = _append(repo, f"```{{{name}}} {_relative_from_page(repo, secret)}\n```\n")
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB011")
-    assert SECRET not in published_text(repo / "_build/html")
-
-
-def test_a_remote_figure_with_a_target_is_refused_without_a_traceback(repo):
-    line = _rst(repo, ".. figure:: https://tracker.example/f.png\n   :target: https://example.com/\n\n"
-                      "   图注\n")
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB014")
-
-
-def test_a_control_character_in_the_front_matter_is_refused_at_its_line(repo):
-    page = repo / PAGE
-    text = page.read_text(encoding="utf-8")
-    line = text.split("\n").index(next(l for l in text.split("\n") if l.startswith("summary:"))) + 1
-    # written as YAML's escape in a quoted string: the parser gives the character itself
-    page.write_text(re.sub(r"^summary: (.*)$", r'summary: "\1\\x0b"', text, count=1, flags=re.M),
-                    encoding="utf-8")
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{PAGE}:{line}: WARNING: KB006 field 'summary' holds the control "
-                         "character U+000B")
-
-
-def test_a_page_over_the_size_limit_stops_the_build_at_once(repo):
-    filler = "正文。" * 120_000  # about 1.1 MiB of UTF-8
-    _append(repo, filler + "\n")
-    proc = _make(repo, "html")
-    assert_refused(proc, f"{PAGE}:1: WARNING: KB056 the page is 1.")
-
-
 # -- 6. a build that failed fails again until its input is fixed ---------------------------
 # With -W --keep-going a build with warnings still saves the environment and
 # writes the pages; the next `make html` must not pass on the unchanged pages
@@ -477,7 +536,8 @@ FAILED_BUILDS = {
             page="docs/errata.md"),
         "docs/errata.md", r"_build/html/errata\.html:\d+: WARNING: KB015 javascript:"),
     "include-from-outside": (
-        lambda repo, secret: _rst(repo, f".. include:: {_relative_from_page(repo, secret)}\n"),
+        lambda repo, secret: _rst(repo, f".. include:: {_relative_from_page(repo, secret, PAGE)}\n",
+                                   PAGE),
         PAGE, rf"{re.escape(PAGE)}:\d+: WARNING: KB011"),
 }
 
@@ -511,7 +571,6 @@ def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(repo, s
     assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-3000:]
     full = tmp_path / "full"
     shutil.copytree(repo / "docs", full / "docs")
-    from conftest import sphinx_build
 
     proc = sphinx_build(full / "docs", full / "html", "-j", "auto", conf=repo)
     assert proc.returncode == 0, proc.stderr
@@ -530,7 +589,7 @@ def test_a_warning_outside_any_page_fails_again_and_reads_every_page(repo):
     included = repo / "docs/training/deep.inc"
     items = "".join("  " * depth + f"- 第 {depth + 1} 层\n" for depth in range(11))
     included.write_text(items + "\n## 标题\n\n正文。\n", encoding="utf-8")
-    _append(repo, "```{include} deep.inc\n```\n")
+    _append(repo, "```{include} deep.inc\n```\n", PAGE)
     first = _make(repo, "html")
     assert first.returncode != 0
     assert "docs/training/deep.inc:10: WARNING: KB053" in first.stdout + first.stderr

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 import new_article
-from test_contributor_kit import ROOT, repo  # noqa: F401  (repo is a fixture)
+from test_contributor_kit import ROOT
 
 VENV = ROOT / ".venv"
 STAMPS = ["node_modules/.installed", f"{VENV}/bin/.installed", f"{VENV}/bin/.installed-dev"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from test_contributor_kit import _make, repo  # noqa: F401  (repo is a fixture)
+from test_contributor_kit import _make
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,6 +70,7 @@ def line_of(text: str, needle: str) -> int:
 # -- KB060 ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_broken_diagram_fails_at_its_line_with_mermaids_message(tmp_path):
     page = "# 图示\n\n正文。\n\n" + fence(DIAGRAMS["graph"]) + "\n" + fence(BROKEN, ":caption: 坏图\n")
     write_docs(tmp_path / "docs", {"index": page})
@@ -84,6 +85,7 @@ def test_broken_diagram_fails_at_its_line_with_mermaids_message(tmp_path):
     assert "got 'EOF'" in warnings[0] and "fix the diagram's syntax" in warnings[0]
 
 
+@pytest.mark.slow
 def test_each_broken_diagram_is_reported_under_parallel_reads(tmp_path):
     pages = {f"page{i}": f"# 页{i}\n\n正文。\n\n" + fence(BROKEN) for i in range(3)}
     write_docs(tmp_path / "docs", pages)
@@ -92,6 +94,7 @@ def test_each_broken_diagram_is_reported_under_parallel_reads(tmp_path):
         assert f"page{i}.md:5: WARNING: KB060" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_valid_diagrams_of_every_common_type_pass(tmp_path):
     page = "# 图示\n\n正文。\n\n" + "\n".join(fence(code) for code in DIAGRAMS.values())
     write_docs(tmp_path / "docs", {"index": page})
@@ -101,6 +104,7 @@ def test_valid_diagrams_of_every_common_type_pass(tmp_path):
     assert f"parsing {len(DIAGRAMS)} mermaid diagram(s)" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_broken_diagram_keeps_failing_until_fixed_and_node_runs_only_for_new_text(tmp_path):
     docs, out = tmp_path / "docs", tmp_path / "out"
     write_docs(docs, {"diagram": "# 有图\n\n" + fence(DIAGRAMS["sequence"]),
@@ -124,6 +128,7 @@ def test_a_broken_diagram_keeps_failing_until_fixed_and_node_runs_only_for_new_t
     assert not parsed(still)
 
 
+@pytest.mark.slow
 def test_missing_node_is_one_warning(tmp_path):
     write_docs(tmp_path / "docs", {"index": "# 图示\n\n" + fence(DIAGRAMS["graph"])})
     proc = build(tmp_path / "docs", tmp_path / "out", "-D", "kb_mermaid_node=/nonexistent/node")
@@ -133,6 +138,7 @@ def test_missing_node_is_one_warning(tmp_path):
         proc.stderr
 
 
+@pytest.mark.slow
 def test_a_parse_that_takes_too_long_is_a_warning_at_the_diagram(tmp_path):
     write_docs(tmp_path / "docs", {"index": "# 图示\n\n" + fence(DIAGRAMS["graph"])})
     proc = build(tmp_path / "docs", tmp_path / "out", "-D", "kb_mermaid_timeout=0")
@@ -140,6 +146,7 @@ def test_a_parse_that_takes_too_long_is_a_warning_at_the_diagram(tmp_path):
     assert "index.md:3: WARNING: KB060 mermaid took longer than 0 s" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_zoom_is_refused_at_the_diagram(tmp_path):
     write_docs(tmp_path / "docs", {"index": "# 图示\n\n" + fence(DIAGRAMS["graph"], ":zoom:\n")})
     proc = build(tmp_path / "docs", tmp_path / "out")
@@ -181,6 +188,7 @@ def inline_scripts(html: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_diagram_pages_load_a_static_script_only(tmp_path):
     write_docs(tmp_path / "docs", {"diagram": "# 有图\n\n" + fence(DIAGRAMS["flowchart"]),
                                    "plain": "# 无图\n\n正文。\n"})

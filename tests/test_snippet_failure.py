@@ -13,6 +13,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "training/llm-training-10-tips.md"
 
+# runs a page's samples (torch) in a subprocess
+pytestmark = [pytest.mark.slow, pytest.mark.snippet]
+
 
 def run_samples(tmp_path: Path, addition: str) -> tuple[subprocess.CompletedProcess, int]:
     """Run the samples of a copy of docs/ whose PAGE ends with ``addition``."""

@@ -29,6 +29,8 @@ from kb.core.markdown import colon_directives
 from snippet_checks import check_bash, check_k8s_manifest, check_prometheus
 
 ROOT = Path(__file__).resolve().parent.parent
+# checks the samples with their libraries (kubernetes-validate): requirements-snippets.txt
+pytestmark = pytest.mark.snippet
 DOCS = ROOT / "docs"
 
 ORIGINAL = "原文，已由上方更正版替代"
