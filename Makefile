@@ -11,7 +11,7 @@ BUILDDIR    := _build
 CHROMIUM    ?= /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help venv dev-venv browser html serve test snippets lint linkcheck check new bench bench-search page-weight import stale-data claims clean
+.PHONY: help venv dev-venv snippets-venv browser html serve test test-fast snippets lint linkcheck check new bench bench-search page-weight import stale-data claims clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -25,13 +25,21 @@ $(BIN)/.installed-dev: requirements-dev.txt $(BIN)/.installed
 	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
+# torch and the other libraries of the pages' code samples: only the targets
+# that run the samples (test, snippets) install them.
+$(BIN)/.installed-snippets: requirements-snippets.txt $(BIN)/.installed-dev
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements-snippets.txt
+	touch $@
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 venv: $(BIN)/.installed node_modules/.installed ## install what the build needs (.venv, node_modules)
 
-dev-venv: venv $(BIN)/.installed-dev ## add what the tests and preview need
+dev-venv: venv $(BIN)/.installed-dev ## add what the preview, lint and fast tests need (no torch)
+
+snippets-venv: dev-venv $(BIN)/.installed-snippets ## add what the code samples need (torch, CPU build)
 
 browser: ## make sure Debian's chromium is there for the browser tests
 	@test -x $(CHROMIUM) || { \
@@ -57,10 +65,13 @@ serve: dev-venv ## live-reload preview on http://127.0.0.1:8000
 	$(BIN)/sphinx-autobuild -b html -c . $(SPHINXOPTS) --watch conf.py --watch tools --watch data \
 	  --host 127.0.0.1 --port 8000 $(SOURCEDIR) $(BUILDDIR)/html
 
-test: dev-venv browser ## run every test (builds the site in a temporary folder)
+test: snippets-venv browser ## run every test, code samples included (builds the site once, in a temporary folder)
 	$(BIN)/python -m pytest
 
-snippets: dev-venv ## run and check only the pages' code samples
+test-fast: dev-venv ## the fast tier: no full-site build, no browser, no code samples (under a minute)
+	$(BIN)/python -m pytest -m "not slow and not snippet"
+
+snippets: snippets-venv ## run and check only the pages' code samples
 	$(BIN)/python -m pytest docs tests/test_snippet_policy.py
 
 lint: dev-venv ## Markdown, Chinese copywriting, spelling, workflow (actionlint) and script syntax checks
