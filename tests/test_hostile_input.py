@@ -12,7 +12,11 @@ group "pages", each case on an article or page of its own, `make html`
 once with ``--keep-going``); cases that stop the build before the others
 would be read share a small group of their own ("symlinks", "stopped",
 "toctree", "static-link"). Tests that build several times in a row (a
-failed build, an interrupted one, a deleted page) keep a copy each.
+failed build, a deleted page) keep a copy each, of a repository whose
+docs/ has four pages (one_build.tiny_repo: what one build leaves to the next
+does not depend on the number of pages); the interrupted build, which
+needs pages that a title change writes in a known order, a copy of the
+whole repository.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ from conftest import sphinx_build
 from test_contributor_kit import PAGE, _append, _make
 
 pytestmark = pytest.mark.slow
+# The article of the tiny repository (one_build.tiny_repo) that tests building
+# several times in a row change.
+TINY_PAGE = "docs/training/x.md"
 
 
 def assert_refused(proc, *messages: str) -> str:
@@ -423,29 +430,30 @@ def _search_pages(site: Path) -> set[str]:
     return urls
 
 
-def test_a_deleted_or_renamed_article_leaves_the_site_and_the_index(repo):
+def test_a_deleted_or_renamed_article_leaves_the_site_and_the_index(tiny_repo):
     from kb.search import pagefind as kb_pagefind
     import new_article
 
+    repo = tiny_repo
     for slug in ("zebra-one", "zebra-two"):
-        new_article.scaffold(repo, "hardware", slug, f"斑马 {slug}", ["gpu"], "斑马测试。")
+        new_article.scaffold(repo, "training", slug, f"斑马 {slug}", ["gpu"], "斑马测试。")
     assert _make(repo, "html").returncode == 0
     site = repo / "_build/html"
     kb_pagefind.wait(site)
     assert {"zebra-one.html", "zebra-two.html"} <= {u.rsplit("/", 1)[-1] for u in _search_pages(site)}
     # one deleted, one renamed (its toctree entry follows)
-    index = repo / "docs/hardware/index.md"
-    (repo / "docs/hardware/zebra-one.md").unlink()
-    (repo / "docs/hardware/zebra-two.md").rename(repo / "docs/hardware/zebra-three.md")
+    index = repo / "docs/training/index.md"
+    (repo / "docs/training/zebra-one.md").unlink()
+    (repo / "docs/training/zebra-two.md").rename(repo / "docs/training/zebra-three.md")
     index.write_text(index.read_text(encoding="utf-8").replace("zebra-one\n", "")
                      .replace("zebra-two\n", "zebra-three\n"), encoding="utf-8")
     proc = _make(repo, "html")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     kb_pagefind.wait(site)
-    assert sorted(p.name for p in (site / "hardware").glob("zebra-*")) == ["zebra-three.html"]
+    assert sorted(p.name for p in (site / "training").glob("zebra-*")) == ["zebra-three.html"]
     pages = {u.rsplit("/", 1)[-1] for u in _search_pages(site)}
     assert "zebra-three.html" in pages and not {"zebra-one.html", "zebra-two.html"} & pages
-    assert "zebra-one" not in (site / "hardware/index.html").read_text(encoding="utf-8")
+    assert "zebra-one" not in (site / "training/index.html").read_text(encoding="utf-8")
 
 
 INTERRUPT = '''
@@ -491,7 +499,8 @@ def test_an_interrupted_build_then_make_html_equals_a_full_build(repo, tmp_path,
 # -- 5. data embedded in pages is escaped for where it lands ------------------------------------
 
 
-def test_hostile_glossary_text_cannot_break_out_of_the_search_page_data(repo):
+def test_hostile_glossary_text_cannot_break_out_of_the_search_page_data(tiny_repo):
+    repo = tiny_repo
     glossary = repo / "data/glossary.yaml"
     # raw HTML in a definition is refused (KB010); as code it is text, and lands
     # in the search page's embedded data as it is
@@ -525,6 +534,18 @@ def _warnings(proc, repo: Path) -> set[str]:
     return set(re.findall(r"^(\S+:\d+: WARNING: KB\d+)", out, re.M))
 
 
+def _documents(warnings: set[str]) -> set[str]:
+    """The documents the warnings are at (a source page, or the page written from it)."""
+    docs = set()
+    for warning in warnings:
+        path = warning.split(":", 1)[0]
+        if path.startswith("docs/") and path.endswith(".md"):
+            docs.add(path.removeprefix("docs/").removesuffix(".md"))
+        elif path.startswith("_build/html/") and path.endswith(".html"):
+            docs.add(path.removeprefix("_build/html/").removesuffix(".html"))
+    return docs
+
+
 FAILED_BUILDS = {
     # the math role loads MathJax from a CDN in the written page
     "math-from-a-cdn": (
@@ -536,15 +557,16 @@ FAILED_BUILDS = {
             page="docs/errata.md"),
         "docs/errata.md", r"_build/html/errata\.html:\d+: WARNING: KB015 javascript:"),
     "include-from-outside": (
-        lambda repo, secret: _rst(repo, f".. include:: {_relative_from_page(repo, secret, PAGE)}\n",
-                                   PAGE),
-        PAGE, rf"{re.escape(PAGE)}:\d+: WARNING: KB011"),
+        lambda repo, secret: _rst(repo, f".. include:: {_relative_from_page(repo, secret, TINY_PAGE)}\n",
+                                   TINY_PAGE),
+        TINY_PAGE, rf"{re.escape(TINY_PAGE)}:\d+: WARNING: KB011"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(FAILED_BUILDS))
-def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(repo, secret, tmp_path,
+def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(tiny_repo, secret, tmp_path,
                                                                         case):
+    repo = tiny_repo
     add, page, expected = FAILED_BUILDS[case]
     original = (repo / page).read_text(encoding="utf-8")
     assert _make(repo, "html").returncode == 0
@@ -552,8 +574,8 @@ def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(repo, s
     first = _make(repo, "html")
     assert first.returncode != 0
     assert re.search(expected, first.stdout + first.stderr), (first.stdout + first.stderr)[-3000:]
-    # nothing changed: the same failure, at the same place, and only the page
-    # that warned is read again (a full read here means the warnings' locations
+    # nothing changed: the same failure, at the same place, and only the pages
+    # that warned are read again (a full read here means the warnings' locations
     # were not understood: see kb_rebuild_failed's docstring). Twice: the first
     # rerun may come within kb_html_guard's 2 s of the page being written.
     reruns = [_make(repo, "html") for _ in range(2)]
@@ -562,9 +584,12 @@ def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(repo, s
         assert again.returncode != 0, out[-3000:]
         assert _warnings(again, repo) == _warnings(first, repo), out[-3000:]
         assert re.search(expected, out), out[-3000:]
+    warned = _documents(_warnings(first, repo))
+    assert page.removeprefix("docs/").removesuffix(".md") in warned
     for again in reruns:
         out = again.stdout + again.stderr
-        assert "reading again 1 document(s) that warned in the last build" in out, out[-3000:]
+        assert f"reading again {len(warned)} document(s) that warned in the last build" in out, \
+            out[-3000:]
     # fixed: the next incremental build passes and equals a full build
     (repo / page).write_text(original, encoding="utf-8")
     fixed = _make(repo, "html")
@@ -582,14 +607,15 @@ def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(repo, s
     assert stale == []
 
 
-def test_a_warning_outside_any_page_fails_again_and_reads_every_page(repo):
+def test_a_warning_outside_any_page_fails_again_and_reads_every_page(tiny_repo):
     """A warning tied to no document (here at a line of an included file, which
     is no page) makes the next build read every page again, and fail again."""
+    repo = tiny_repo
     assert _make(repo, "html").returncode == 0
     included = repo / "docs/training/deep.inc"
     items = "".join("  " * depth + f"- 第 {depth + 1} 层\n" for depth in range(11))
     included.write_text(items + "\n## 标题\n\n正文。\n", encoding="utf-8")
-    _append(repo, "```{include} deep.inc\n```\n", PAGE)
+    _append(repo, "```{include} deep.inc\n```\n", TINY_PAGE)
     first = _make(repo, "html")
     assert first.returncode != 0
     assert "docs/training/deep.inc:10: WARNING: KB053" in first.stdout + first.stderr
@@ -606,7 +632,8 @@ def test_a_warning_outside_any_page_fails_again_and_reads_every_page(repo):
     assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-3000:]
 
 
-def test_a_static_file_removed_from_the_project_leaves_the_site(repo):
+def test_a_static_file_removed_from_the_project_leaves_the_site(tiny_repo):
+    repo = tiny_repo
     (repo / "_static/old-notes.txt").write_text("旧文件\n", encoding="utf-8")
     proc = _make(repo, "html")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
