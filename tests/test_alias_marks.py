@@ -1,67 +1,38 @@
-"""Glossary names in the search index: AliasMarks and where the pages carry them.
+"""Glossary names reach search by query-time expansion, never by the pages.
 
-A page that says 混合精度 must be found by ``mixed precision`` with one
-search, so each mention is followed by the term's other names in a hidden
-span that only Pagefind reads (tools/kb/search/index.py).
+Pages hold only the text a reader sees: no hidden spans of other names, no
+alias marks, in any built page (reader modes, translation tools and crawlers
+read hidden text too). The search page gets the alias groups instead, and
+expands a query that names a term into its other names
+(_static/kb-search/query.js; tests/js and tests/test_search.py).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from kb.search.index import AliasMarks
+import yaml
 
-GROUPS = [["混合精度", "mixed precision", "AMP", "自动混合精度"], ["张量并行", "tensor parallelism", "TP"]]
-
-
-def marks_in(html: str) -> list[str]:
-    return re.findall(r'<span class="kb-aka" hidden> ⟦ (.*?) ⟧ </span>', html)
+ROOT = Path(__file__).resolve().parent.parent
+MARKS = re.compile(r"⟦|⟧|kb-aka")
 
 
-def test_each_mention_is_followed_by_the_other_names():
-    out = AliasMarks(GROUPS).add("用混合精度训练，再用混合精度推理")
-    assert out.startswith("用混合精度<span")
-    assert marks_in(out) == ["mixed precision ｜ AMP ｜ 自动混合精度"] * 2
+def test_no_page_carries_alias_marks(site):
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 20
+    carrying = [str(p.relative_to(site)) for p in pages if MARKS.search(p.read_text(encoding="utf-8"))]
+    assert carrying == [], carrying
 
 
-def test_the_longest_name_wins_and_latin_names_match_whole_words_in_any_case():
-    marks = AliasMarks(GROUPS)
-    # 自动混合精度 is one mention, not 自动 + a mention of 混合精度
-    assert marks_in(marks.add("开启自动混合精度")) == ["混合精度 ｜ mixed precision ｜ AMP"]
-    assert marks_in(marks.add("HTTP 与 TPU 不是 TP")) == ["张量并行 ｜ tensor parallelism"]
-    assert marks_in(marks.add("Mixed  Precision 与 amp")) == [
-        "混合精度 ｜ AMP ｜ 自动混合精度", "混合精度 ｜ mixed precision ｜ 自动混合精度"]
-    assert marks.add("没有术语的句子") == "没有术语的句子"
-    # names are found in the text, not in its HTML (&amp; is not AMP)
-    assert marks.add("Weights & Biases") == "Weights &amp; Biases"
-    assert AliasMarks([]).add("混合精度") == "混合精度"
-
-
-def page(site: Path, docname: str) -> str:
-    return (site / f"{docname}.html").read_text(encoding="utf-8")
-
-
-def test_pages_carry_marks_in_text_and_section_headings_only(site):
-    html = page(site, "training/llm-training-10-tips")
-    body = html[html.index("data-pagefind-body"):]
-    assert any("mixed precision" in m for m in marks_in(body))
-    # the page title (the result's title), code and the navigation have none
-    h1 = re.search(r"<h1.*?</h1>", html, re.S).group(0)
-    assert "kb-aka" not in h1
-    assert all("kb-aka" not in pre for pre in re.findall(r"<pre.*?</pre>", html, re.S))
-    assert "kb-aka" not in html[:html.index("data-pagefind-body")]  # site navigation
-    assert "kb-aka" not in html[html.index('class="toc-tree"'):]  # this page's contents
-    # section headings do: 案例 3：梯度爆炸 is found by "exploding gradients"
-    heading = re.search(r'<h3 id="ts-exploding-gradients">.*?</h3>',
-                        page(site, "training/llm-training-troubleshooting"), re.S).group(0)
-    assert "exploding gradients" in heading and " hidden>" in heading
-
-
-def test_pages_and_parts_not_indexed_carry_no_marks(site):
-    assert "kb-aka" not in page(site, "glossary")
-    assert "kb-aka" not in page(site, "articles")
-    # pagefind.yml's exclude_selectors: a guide's listing of its articles
-    landing = page(site, "training/index")
-    listing = re.search(r'<ol class="[^"]*kb-article-list.*?</ol>', landing, re.S).group(0)
-    assert "混合精度" in listing and "kb-aka" not in listing
+def test_the_search_page_gets_every_glossary_name(site):
+    """What replaces the marks: the alias groups, one per glossary entry."""
+    html = (site / "search.html").read_text(encoding="utf-8")
+    data = re.search(r'<script type="application/json" id="kb-search-aliases">(.*?)</script>', html, re.S)
+    groups = json.loads(data.group(1))
+    glossary = yaml.safe_load((ROOT / "data" / "glossary.yaml").read_text(encoding="utf-8"))
+    assert len(groups) == len(glossary)
+    mixed = next(g for g in groups if g["names"][0] == "混合精度")
+    assert {"mixed precision", "AMP"} <= set(mixed["names"])
+    assert mixed["url"].startswith("glossary.html#")

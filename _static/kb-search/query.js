@@ -1,0 +1,240 @@
+// What a reader typed, as searched: cleaned, normalized, without question
+// words, cut into words, and expanded with the glossary's other names of the
+// terms it names (data/glossary.yaml, given to the search page as alias
+// groups). Pure functions: no DOM, no Pagefind.
+
+// Question words and particles that carry no topic (显存不够怎么办 → 显存不够,
+// 利用率这么低 → 利用率 低).
+const QUESTION_WORDS = /怎么办|怎么样|怎么做|怎么|怎样|如何|为什么|为何|为啥|是什么|什么是|什么|有哪些|哪些|哪个|哪种|哪家|哪款|请问|是否|能否|可以吗|这么|那么|吗|呢|吧|啊|呀/g;
+// "How do I <verb>" with a verb that says how the question is asked, not
+// what it is about: 学习率怎么设置 is about 学习率, and the pages on it need
+// not say 设置 (Pagefind keeps only pages with every word).
+const HOW_TO = /(?:怎么|怎样|如何)(?:设置|设定|配置|调整|选择|挑选|解决|处理|应对|排查|使用|用|弄|搞)/g;
+const PUNCTUATION = /[？?！!。，,、；;：:“”"'‘’（）()《》<>【】\[\]]/g;
+const CJK = "\\u3400-\\u9fff\\uf900-\\ufaff";
+export const HAS_CJK = new RegExp(`[${CJK}]`);
+const CJK_THEN_LATIN = new RegExp(`([${CJK}])([a-z0-9])`, "g");
+const LATIN_THEN_CJK = new RegExp(`([a-z0-9])([${CJK}])`, "g");
+// Characters a reader cannot see that split or hide a word: zero-width
+// spaces and joiners, bidi controls, the byte order mark, the soft hyphen,
+// variation selectors (训\u200b练 is 训练).
+const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/g;
+// Longer queries are cut, with a notice: Pagefind's work grows with the
+// query, and a query of 100 KB kept the page busy for 40 s.
+export const MAX_QUERY = 200;
+// Rewrites of a query with other names of the terms it names, searched
+// besides the query itself (each is one more Pagefind search).
+export const MAX_REWRITES = 8;
+
+// The query as searched: without invisible characters, at most MAX_QUERY
+// characters (code points: a character outside the BMP is not split).
+export function cleanQuery(raw) {
+  const chars = Array.from(raw.replace(INVISIBLE, ""));
+  return { text: chars.slice(0, MAX_QUERY).join(""), cut: chars.length > MAX_QUERY };
+}
+
+export function normalize(query) {
+  return query
+    .replace(INVISIBLE, "")
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(PUNCTUATION, " ")
+    // NCCL超时 → nccl 超时: split where Chinese meets Latin letters or digits
+    .replace(CJK_THEN_LATIN, "$1 $2")
+    .replace(LATIN_THEN_CJK, "$1 $2")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+export function stripQuestion(query) {
+  const stripped = query.replace(HOW_TO, " ").replace(QUESTION_WORDS, " ").replace(/\s+/g, " ").trim();
+  return stripped || query;
+}
+
+export function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+// A Latin word that Pagefind cuts into pieces but readers mean as one:
+// ZeRO-3, FP16, H100, torch_npu, 2.1 (not zero, 3; fp, 16).
+export function isCompound(word) {
+  return /^[a-z0-9]+(?:[-_.+][a-z0-9]+)+$/.test(word) || /[a-z]\d|\d[a-z]/.test(word);
+}
+
+// Where `alias` occurs in `query`: Latin aliases only as whole words.
+function aliasPattern(alias) {
+  const body = escapeRegExp(alias);
+  return HAS_CJK.test(alias) ? new RegExp(body) : new RegExp(`(^|[^a-z0-9])${body}(?=$|[^a-z0-9])`);
+}
+
+function replaceAlias(text, alias, other) {
+  if (HAS_CJK.test(alias)) return text.replace(alias, ` ${other} `);
+  return text.replace(aliasPattern(alias), (match, before) => `${before} ${other} `);
+}
+
+// Each glossary entry's names, normalized, with the pattern that finds each
+// in a query: built once per page, not on every query.
+const PREPARED = new WeakMap();
+export function prepared(group) {
+  if (!PREPARED.has(group)) {
+    PREPARED.set(group, group.names.map(normalize).filter(Boolean)
+      .map((name) => ({ name, pattern: aliasPattern(name) })));
+  }
+  return PREPARED.get(group);
+}
+
+// The glossary entries a (normalized) query names, each with the longest of
+// its names found in it. Every name's pattern is run (the warm-up relies on
+// that to compile them all).
+export function aliasHits(query, groups) {
+  const hits = [];
+  for (const group of groups) {
+    let hit = null;
+    for (const { name, pattern } of prepared(group)) {
+      if (pattern.test(query) && (!hit || name.length > hit.length)) hit = name;
+    }
+    if (hit) hits.push({ group, hit });
+  }
+  return hits;
+}
+
+// The query and its rewrites with the other names of the glossary entries
+// it names (`hits`), at most `max`, the query first. The rewrites are
+// searched too (query-time expansion): "mixed precision" finds the pages
+// that say 混合精度.
+export function variants(query, hits, max = MAX_REWRITES + 1) {
+  const out = new Set([query]);
+  for (const { group, hit } of hits) {
+    const names = prepared(group).map(({ name }) => name);
+    for (const base of [...out]) {
+      for (const other of names) {
+        if (other !== hit && out.size < max) out.add(normalize(replaceAlias(base, hit, other)));
+      }
+    }
+  }
+  return [...out];
+}
+
+// The glossary entry shown above the results: of those the query names, the
+// one named by the longest name.
+export function termOf(hits) {
+  let best = null;
+  for (const { group, hit } of hits) {
+    if (!best || hit.length > best.length) best = { ...group, length: hit.length };
+  }
+  return best;
+}
+
+// Words that say nothing of the topic once a query is cut into words
+// (租赁还是自建: 租赁, 自建).
+const FUNCTION_WORDS = new Set(["的", "地", "得", "了", "和", "与", "及", "或", "或者", "还是",
+  "是", "在", "有", "对", "把", "被", "要", "会", "能", "很", "太", "都", "也", "就", "一个", "一下"]);
+const SEGMENTER = globalThis.Intl?.Segmenter ? new Intl.Segmenter("zh", { granularity: "word" }) : null;
+
+// A query's words: Latin words as typed; Chinese cut by the browser's word
+// segmenter, which knows few technical words (显存 → 显 存, 检查点 → 检查
+// 点): a run of single characters is one word, and a lone character joins
+// the word after it (大 模型 → 大模型), or else the one before.
+export function queryWords(query) {
+  const words = [];
+  for (const part of query.split(" ").filter(Boolean)) {
+    if (!SEGMENTER || !HAS_CJK.test(part) || part.length <= 2) {
+      words.push(part);
+      continue;
+    }
+    const pieces = []; // [text, a run of single characters?]
+    let run = "";
+    const flush = () => {
+      if (run) pieces.push([run, run.length === 1]);
+      run = "";
+    };
+    for (const { segment, isWordLike } of SEGMENTER.segment(part)) {
+      if (!isWordLike || FUNCTION_WORDS.has(segment)) flush();
+      else if (segment.length === 1) run += segment;
+      else {
+        flush();
+        pieces.push([segment, false]);
+      }
+    }
+    flush();
+    const joined = [];
+    pieces.forEach(([text, lone], k) => {
+      if (!lone || pieces.length === 1) joined.push(text);
+      else if (k + 1 < pieces.length) pieces[k + 1] = [text + pieces[k + 1][0], false];
+      else joined.push((joined.pop() ?? "") + text);
+    });
+    words.push(...joined);
+  }
+  return [...new Set(words)];
+}
+
+// The two-character pieces of a Chinese word, in order: 大模型 → 大模, 模型.
+export function pieces(word) {
+  return Array.from({ length: Math.max(0, word.length - 1) }, (_, i) => word.slice(i, i + 2));
+}
+
+// Looser [query, weight]s for when few pages hold every word: the words
+// without function words, every word but one, and each word alone, so that
+// a page with most of the words ranks above a page with one. A single long
+// Chinese word: its two-character pieces.
+export function relaxed(query) {
+  const words = queryWords(query);
+  const out = new Map();
+  const add = (q, weight) => {
+    if (q !== query && !out.has(q)) out.set(q, weight);
+  };
+  if (words.length === 1) {
+    const [word] = words;
+    if (HAS_CJK.test(word)) for (const piece of pieces(word)) add(piece, 0.3);
+    return [...out];
+  }
+  if (words.join("") !== query.replace(/ /g, "")) add(words.join(" "), 0.8);
+  if (words.length >= 3 && words.length <= 6) {
+    words.forEach((_, k) => add(words.filter((__, m) => m !== k).join(" "), 0.5));
+  }
+  for (const word of words) add(word, 0.3);
+  return [...out];
+}
+
+// What the results look for in a page's text, as [{text, key, weak}]:
+// each Chinese part of the query as typed, the words the segmenter finds in
+// it (two characters or more; a run of single characters gives its
+// two-character pieces: 中 显 存 → 中显, 显存), its Latin words, and each
+// glossary name of the terms it names (a name is one term: "fp16 训练" does
+// not mark every 训练). The names of one term share a `key`: a section that
+// says 昇腾 and 华为 holds one of the query's terms, not two. A single Chinese
+// character is `weak` (never marked: 选 of 选择), unless it is the whole query;
+// a two-character `piece` of a run is marked only where no other term is
+// (显存, not 中显, in 训练中显存). Longest first.
+export function matchTerms(query, hits = []) {
+  const terms = new Map(); // text → key
+  const pieces2 = new Set(); // two-character pieces of runs: looked for last
+  const weak = new Set();
+  for (const part of query.split(" ").filter(Boolean)) {
+    terms.set(part, part);
+    if (!SEGMENTER || !HAS_CJK.test(part)) continue;
+    let run = "";
+    const flush = () => {
+      if (run.length > 1) for (const piece of pieces(run)) if (!terms.has(piece)) pieces2.add(piece);
+      else if (run) weak.add(run);
+      run = "";
+    };
+    for (const { segment, isWordLike } of SEGMENTER.segment(part)) {
+      if (isWordLike && segment.length === 1 && !FUNCTION_WORDS.has(segment)) run += segment;
+      else {
+        flush();
+        if (isWordLike && !FUNCTION_WORDS.has(segment)) terms.set(segment, segment);
+      }
+    }
+    flush();
+  }
+  hits.forEach(({ group }) => {
+    const key = `term:${prepared(group)[0].name}`;
+    for (const { name } of prepared(group)) terms.set(name, key);
+  });
+  const out = [...terms].map(([text, key]) => ({ text, key, weak: text.length === 1 && HAS_CJK.test(text) }));
+  for (const text of pieces2) if (!terms.has(text)) out.push({ text, key: text, piece: true });
+  for (const text of weak) if (!terms.has(text)) out.push({ text, key: text, weak: true });
+  if (out.every((t) => t.weak)) for (const t of out) t.weak = false;
+  return out.sort((a, b) => b.text.length - a.text.length || (a.text < b.text ? -1 : 1));
+}

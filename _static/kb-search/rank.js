@@ -1,0 +1,206 @@
+// Which pages answer a query, best first: Pagefind's searches of the query,
+// of its rewrites with the glossary's other names, and (when few pages hold
+// every word) of looser forms; then the top results re-ranked by what their
+// text and titles hold. `pagefind` is anything with Pagefind's search(); a
+// result's text comes from `load` (fragment.js's pageData).
+
+import {
+  HAS_CJK, aliasHits, escapeRegExp, isCompound, matchTerms, normalize, pieces, relaxed,
+  stripQuestion, termOf, variants,
+} from "./query.js";
+
+export const RESULTS_PER_PAGE = 5;
+const FEW_RESULTS = 3;
+
+// Run each [query, weight] and merge: a page's score is the sum over queries
+// of its score (relative to the best score of any query) times the query's
+// weight, so a page that matches several names of the same concept rises.
+async function runAll(pagefind, queries) {
+  const shares = new Map(); // per page, [query index, share] of each query it matched
+  const found = new Map(); // per page, the result of the query it matched best
+  const strongest = new Map();
+  const searches = await Promise.all(queries.map(([q]) => pagefind.search(q)));
+  // One scale for all queries: a weak match of one query does not count as
+  // much as a strong match of another just because it was that query's best.
+  const scale = Math.max(1e-9, ...searches.map((s) => (s.results.length ? s.results[0].score : 0)));
+  searches.forEach((search, i) => {
+    const weight = queries[i][1];
+    for (const result of search.results) {
+      const share = (weight * result.score) / scale;
+      if (!shares.has(result.id)) shares.set(result.id, []);
+      shares.get(result.id).push([i, share]);
+      // the words Pagefind matched: those of the query as typed, failing
+      // that of the strongest rewrite
+      const typed = i === 0 ? Infinity : share;
+      if (!found.has(result.id) || typed > strongest.get(result.id)) {
+        found.set(result.id, result);
+        strongest.set(result.id, typed);
+      }
+    }
+  });
+  const total = new Map();
+  for (const [id, list] of shares) total.set(id, list.reduce((sum, [, share]) => sum + share, 0));
+  const ranked = [...found.values()].sort((a, b) => total.get(b.id) - total.get(a.id));
+  const best = ranked.length ? total.get(ranked[0].id) : 1;
+  for (const result of ranked) {
+    result.kbScore = total.get(result.id) / best;
+    result.kbShares = shares.get(result.id).map(([i, share]) => [i, share / best]);
+  }
+  return ranked;
+}
+
+function squash(text) {
+  return normalize(text || "").replace(/[\s¶#]/g, "");
+}
+
+// How many characters of a Chinese `part` lie in a two-character piece of it
+// that `has(piece)`.
+function piecesHeld(part, has) {
+  const covered = new Set();
+  pieces(part).forEach((piece, i) => {
+    if (has(piece)) covered.add(i).add(i + 1);
+  });
+  return covered.size;
+}
+
+// How much of a (normalized) query a title holds, from 0 to 1: its Chinese
+// characters that lie in a two-character piece of the query found in the
+// title, and its Latin words found at the start of a word of the title
+// (each weighing as two characters). "推理服务成本" in "大模型推理成本拆解":
+// 推理 and 成本, 4 of 6. Pieces, not words: the browser's word segmenter
+// does not know 算力 or 芯片, and cuts them into single characters.
+export function titleCoverage(query, title) {
+  const text = normalize(title || "");
+  const chinese = text.replace(/\s/g, "");
+  let held = 0;
+  let total = 0;
+  for (const part of query.split(" ").filter(Boolean)) {
+    if (!HAS_CJK.test(part)) {
+      total += 2;
+      if (new RegExp(`(^|[^a-z0-9])${escapeRegExp(part)}`).test(text)) held += 2;
+      continue;
+    }
+    total += part.length;
+    held += piecesHeld(part, (piece) => chinese.includes(piece));
+  }
+  return total ? held / total : 0;
+}
+
+// Pagefind ranks by matched words; a page titled with the query, or with a
+// section titled with it, is the better answer. `want`: the query's
+// rewrites with glossary names (variants) and, squashed, the names that earn
+// the bonus.
+function headingBonus(data, want) {
+  const title = squash(data.meta.title);
+  const sections = (data.sub_results || []).map((s) => squash(s.title));
+  if (want.names.some((n) => title.includes(n))) return 1.5;
+  // most of the query in the title, if not all of it in one piece
+  const cover = Math.max(0, ...want.rewrites.map((q) => titleCoverage(q, data.meta.title)));
+  const partial = cover >= 0.5 ? 1.5 * cover : 0;
+  if (want.names.some((n) => sections.some((s) => s.includes(n)))) return Math.max(1, partial);
+  return partial;
+}
+
+// A page's text, for lookups: whether it holds a piece of Chinese, or a
+// Latin word as a whole (ZeRO-3, not zero_grad and 3600); null without its
+// text. One lookup per page and piece.
+const LOOKUPS = new WeakMap();
+function textOf(data) {
+  if (typeof data.text !== "string") return null;
+  if (!LOOKUPS.has(data)) {
+    const text = `${data.meta?.title ?? ""}\n${data.text.replaceAll("\u200B", "")}`;
+    const lower = text.toLowerCase();
+    const held = new Map();
+    LOOKUPS.set(data, (piece) => {
+      if (!held.has(piece)) {
+        held.set(piece, HAS_CJK.test(piece) ? text.includes(piece)
+          : new RegExp(`(?<![a-z0-9_])${escapeRegExp(piece)}(?![a-z0-9_])`).test(lower));
+      }
+      return held.get(piece);
+    });
+  }
+  return LOOKUPS.get(data);
+}
+
+// The share of the Chinese `parts` that a page holds (`has`), 1 if none.
+function heldShare(has, parts) {
+  let held = 0;
+  let total = 0;
+  for (const part of parts) {
+    total += part.length;
+    held += part.length === 1 ? Number(has(part)) : piecesHeld(part, has);
+  }
+  return total ? held / total : 1;
+}
+
+// Pagefind matches a word that a page does not hold by its pieces: 预热 on a
+// page with 预计 and 散热 outranked the pages that say 预热, and ZeRO-3 on
+// pages with zero_grad and 3600. So a shown result's score counts a query
+// only if the page holds more than half of the query's Chinese, in
+// two-character pieces as titleCoverage counts, and each of its compound
+// Latin words whole (`want.parts`: each query's Chinese parts and compounds).
+function heldScore(result, data, want) {
+  const has = result.kbShares && textOf(data);
+  if (!has) return result.kbScore;
+  let score = 0;
+  for (const [i, share] of result.kbShares) {
+    const { chinese, compounds } = want.parts[i];
+    if ((!chinese.length || heldShare(has, chinese) > 0.5) && compounds.every(has)) score += share;
+  }
+  return score;
+}
+
+function partsOf(query) {
+  const words = query.split(" ").filter(Boolean);
+  return { chinese: words.filter((w) => HAS_CJK.test(w)), compounds: words.filter((w) => !HAS_CJK.test(w) && isCompound(w)) };
+}
+
+// Results `from`…`from + count` of `ranked` with their data (title,
+// excerpt, sections), re-ranked: those whose text holds the query and those
+// titled with it first.
+export async function withData(ranked, from, count, want, load) {
+  const batch = await Promise.all(ranked.slice(from, from + count).map(async (result, i) => {
+    const data = await load(result, want.terms);
+    return { result, data, score: heldScore(result, data, want) + headingBonus(data, want), i };
+  }));
+  return batch.sort((a, b) => b.score - a.score || a.i - b.i);
+}
+
+// Ranked results as {total, top: [{result, data, score}] (data loaded for
+// the top `limit`), ranked, want, term: the glossary entry the query names,
+// partial: whether none of the top results holds any piece of the query's
+// Chinese}. Two performance measures for the benchmark: "kb-search: index"
+// (Pagefind's searches) and "kb-search: excerpts" (the top results' text).
+export async function search(pagefind, raw, groups, limit, load) {
+  const query = stripQuestion(normalize(raw));
+  if (!query) return { total: 0, top: [] };
+  const start = performance.now();
+  const hits = aliasHits(query, groups);
+  const rewrites = variants(query, hits);
+  let queries = rewrites.map((q) => [q, 1]);
+  let ranked = await runAll(pagefind, queries);
+  if (ranked.length < FEW_RESULTS) {
+    // Few pages hold every word: also look for the words apart, ranked lower.
+    const loose = relaxed(query);
+    if (loose.length) {
+      queries = [...queries, ...loose];
+      ranked = await runAll(pagefind, queries);
+    }
+  }
+  const want = {
+    rewrites, names: rewrites.map(squash).filter((n) => n.length >= 2),
+    terms: matchTerms(query, hits), parts: queries.map(([q]) => partsOf(q)),
+  };
+  const searched = performance.now();
+  const top = await withData(ranked, 0, limit, want, load);
+  // no shown page holds any piece of a Chinese query, only characters (a
+  // query with Latin words too may be answered by those: batch size 太小)
+  const chineseOnly = HAS_CJK.test(query) && !/[a-z0-9]/.test(query);
+  const partial = chineseOnly && top.length > 0 && top.every(({ data }) => {
+    const has = textOf(data);
+    return has && heldShare(has, want.parts[0].chinese) === 0;
+  });
+  performance.measure("kb-search: index", { start, end: searched });
+  performance.measure("kb-search: excerpts", { start: searched, end: performance.now() });
+  return { total: ranked.length, top, want, ranked, term: termOf(hits), partial };
+}

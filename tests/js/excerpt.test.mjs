@@ -1,0 +1,93 @@
+// Unit tests of _static/kb-search/excerpt.js: node --test tests/js/
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { definitionPieces, pageExcerpts, pageText, termPattern, findMatches } from "../../_static/kb-search/excerpt.js";
+import { aliasHits, matchTerms } from "../../_static/kb-search/query.js";
+
+const ZWS = "\u200b";
+const plain = (html) => html.replace(/<\/?mark>/g, "");
+const marked = (html) => [...html.matchAll(/<mark>(.*?)<\/mark>/g)].map((m) => m[1]);
+
+// A page as Pagefind stores it: words cut by zero-width spaces, ". " after
+// blocks (a heading, table cells), anchors with the word each starts at.
+const FRAGMENT = {
+  url: "/p.html", meta: { title: "页面标题" },
+  content: ["引言 ", "a<b ", "梯度 ", "很", "重要", "。",
+    "6", ". ", "检查", "点", "策略", ". ", "要点", ". ", "依据", ". ", "显", "存", "不够", "时", "，", "用", "缓", "存", "。",
+    "处理 ", "梯度", "裁剪", ". ", "ZeRO", "-", "3 ", "与 ", "optimizer", ".", "zero_grad", "() ", "3600"].join(ZWS),
+  anchors: [{ element: "h2", id: "ckpt", text: "6. 检查点策略", location: 6 },
+    { element: "span", id: "x", text: "", location: 9 },
+    { element: "h3", id: "fix", text: "处理", location: 25 }],
+};
+
+test("the page text reads like the page: blocks apart, a heading's number kept", () => {
+  const { text } = pageText(FRAGMENT);
+  assert.ok(text.includes("6. 检查点策略 要点 依据 显存不够时，用缓存。"), text);
+  assert.ok(!/\. \S/.test(text.replace("6. ", "")), text);
+});
+
+test("sections: as the page titles them, the one that holds the query first", () => {
+  const terms = matchTerms("显存不够");
+  const data = pageExcerpts(FRAGMENT, [], terms);
+  assert.deepEqual(data.sub_results.map((s) => [s.title, s.url]), [["6. 检查点策略", "/p.html#ckpt"]]);
+  // whole words marked: 显存 is not the 存 of 缓存
+  assert.deepEqual(marked(data.sub_results[0].excerpt), ["显存不够"]);
+  assert.equal(plain(data.sub_results[0].excerpt), "6. 检查点策略 要点 依据 显存不够时，用缓存。");
+});
+
+test("a section titled with the query ranks above one that only mentions it", () => {
+  const data = pageExcerpts(FRAGMENT, [], matchTerms("梯度裁剪"));
+  assert.equal(data.sub_results[0].title, "处理");
+  const check = pageExcerpts(FRAGMENT, [], matchTerms("检查点 梯度"));
+  assert.equal(check.sub_results[0].title, "6. 检查点策略");
+});
+
+test("ZeRO-3 is one word: not the zero of zero_grad, nor 3600", () => {
+  const data = pageExcerpts(FRAGMENT, [], matchTerms("zero-3"));
+  assert.deepEqual(marked(data.excerpt), ["ZeRO-3"]);
+  const zero = pageExcerpts(FRAGMENT, [], matchTerms("zero"));
+  assert.deepEqual(marked(zero.excerpt), ["ZeRO"]);
+});
+
+test("page text is escaped; only the marks are markup", () => {
+  const data = pageExcerpts(FRAGMENT, [], matchTerms("梯度"));
+  assert.ok(data.excerpt.startsWith("引言 a&lt;b <mark>梯度</mark> 很重要。"), data.excerpt);
+});
+
+test("a term found through another glossary name marks the page's own word", () => {
+  const groups = [{ names: ["梯度裁剪", "gradient clipping"] }];
+  const terms = matchTerms("gradient clipping", aliasHits("gradient clipping", groups));
+  const data = pageExcerpts(FRAGMENT, [], terms);
+  assert.deepEqual(marked(data.sub_results[0].excerpt), ["梯度裁剪"]);
+  assert.ok(!data.excerpt.includes("gradient"), data.excerpt);
+});
+
+test("without any term in the text, Pagefind's matched Latin words are shown, not characters", () => {
+  const data = pageExcerpts(FRAGMENT, [29, 26, 27], matchTerms("zeros"));
+  assert.deepEqual(marked(data.excerpt), ["ZeRO"]);
+  assert.deepEqual(marked(pageExcerpts(FRAGMENT, [26, 27], matchTerms("零冗余优化器")).excerpt), []);
+});
+
+test("the excerpt shows where most query words meet", () => {
+  const words = Array.from({ length: 200 }, (_, i) => `w${i} `);
+  for (const at of [20, 22, 24, 120]) words[at] = "梯度 ";
+  words[121] = "爆炸 ";
+  const data = pageExcerpts({ ...FRAGMENT, content: words.join(ZWS), anchors: [] }, [], matchTerms("梯度 爆炸"));
+  const shown = plain(data.excerpt).split(/\s+/);
+  assert.equal(shown.length, 40);
+  assert.ok(shown.includes("爆炸") && !shown.includes("w20"), shown.join(" "));
+  assert.equal(marked(data.excerpt).length, 2);
+});
+
+test("English words match their other forms, as Pagefind's stemming does", () => {
+  const pattern = termPattern(["pricing"]);
+  assert.deepEqual(findMatches("price, prices and priced; not prickly", pattern).length, 3);
+  assert.deepEqual(findMatches("cosine cost", termPattern(["cost"])).map(([s]) => s), [7]);
+});
+
+test("a glossary definition without backticks: code is code", () => {
+  assert.deepEqual(definitionPieces("PyTorch 中报 `CUDA out of memory`。"), [
+    ["PyTorch 中报 ", false], ["CUDA out of memory", true], ["。", false]]);
+  assert.deepEqual(definitionPieces("没有代码"), [["没有代码", false]]);
+});

@@ -1,0 +1,97 @@
+// Unit tests of _static/kb-search/query.js: node --test tests/js/
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  aliasHits, cleanQuery, isCompound, matchTerms, normalize, queryWords, relaxed, stripQuestion, variants,
+} from "../../_static/kb-search/query.js";
+
+const GROUPS = [
+  { names: ["混合精度", "mixed precision", "AMP", "FP16 训练"], def: "" },
+  { names: ["ZeRO", "Zero Redundancy Optimizer", "ZeRO-3"], def: "" },
+  { names: ["显存", "GPU memory", "VRAM"], def: "" },
+];
+
+test("a query is cut at 200 characters, invisible characters dropped", () => {
+  assert.deepEqual(cleanQuery("训\u200b练"), { text: "训练", cut: false });
+  const long = cleanQuery("训".repeat(250));
+  assert.equal(long.text.length, 200);
+  assert.ok(long.cut);
+});
+
+test("normalize splits Chinese from Latin and drops punctuation", () => {
+  assert.equal(normalize("NCCL超时？"), "nccl 超时");
+  assert.equal(normalize("ＧＰＵ利用率"), "gpu 利用率");
+  assert.equal(normalize("ZeRO-3"), "zero-3");
+});
+
+for (const [query, topic] of [
+  ["显存不够怎么办", "显存不够"],
+  ["为什么 gpu 利用率这么低", "gpu 利用率 低"],
+  // a generic verb after the question word goes with it, a topical one stays
+  ["学习率怎么设置", "学习率"],
+  ["如何选择 gpu", "gpu"],
+  ["怎么搭建训练平台", "搭建训练平台"],
+  ["渲染视频用哪种卡", "渲染视频用 卡"],
+  // nothing but question words: the query is kept as typed
+  ["如何设置", "如何设置"],
+]) {
+  test(`question words leave the topic: ${query}`, () => assert.equal(stripQuestion(query), topic));
+}
+
+for (const [query, words] of [
+  ["租赁还是自建", ["租赁", "自建"]],
+  // what the segmenter cuts into single characters comes back together
+  ["显存不够", ["显存", "不够"]],
+  ["梯度检查点", ["梯度", "检查点"]],
+  ["显存的占用", ["显存", "占用"]],
+  ["gpu 利用率 低", ["gpu", "利用率", "低"]],
+  ["的", ["的"]],
+  ["batch size 太小", ["batch", "size", "太小"]],
+]) {
+  test(`query words: ${query}`, () => assert.deepEqual(queryWords(query), words));
+}
+
+test("the relaxed search weighs most words above one", () => {
+  assert.deepEqual(relaxed("租赁还是自建"), [["租赁 自建", 0.8], ["租赁", 0.3], ["自建", 0.3]]);
+  assert.deepEqual(Object.fromEntries(relaxed("batch size 太小")), {
+    "size 太小": 0.5, "batch 太小": 0.5, "batch size": 0.5, batch: 0.3, size: 0.3, 太小: 0.3,
+  });
+  assert.deepEqual(relaxed("大模型"), [["大模", 0.3], ["模型", 0.3]]);
+});
+
+test("a query that names a glossary term is also searched by its other names", () => {
+  const hits = aliasHits("mixed precision 显存", GROUPS);
+  assert.deepEqual(hits.map((h) => h.hit), ["mixed precision", "显存"]);
+  const rewrites = variants("mixed precision 显存", hits);
+  assert.equal(rewrites[0], "mixed precision 显存");
+  assert.ok(rewrites.includes("混合精度 显存"), rewrites);
+  assert.ok(rewrites.includes("mixed precision gpu memory"), rewrites);
+  assert.ok(rewrites.length <= 9);
+  // Latin names only as whole words: amp is not in "example"
+  assert.deepEqual(aliasHits("example", GROUPS), []);
+});
+
+test("compound Latin words stay one token", () => {
+  for (const word of ["zero-3", "fp16", "h100", "torch_npu", "int4", "2.1"]) assert.ok(isCompound(word), word);
+  for (const word of ["zero", "gpu", "nccl", "3"]) assert.ok(!isCompound(word), word);
+});
+
+test("match terms: words, glossary names as one term each, single characters weak", () => {
+  const terms = matchTerms("fp16 训练 显存不够", aliasHits("fp16 训练 显存不够", GROUPS));
+  const texts = terms.map((t) => t.text);
+  assert.ok(texts.includes("显存不够") && texts.includes("显存") && texts.includes("不够"), texts);
+  // the names of one glossary term share a key
+  const key = (text) => terms.find((t) => t.text === text)?.key;
+  assert.equal(key("混合精度"), key("amp"));
+  assert.equal(key("显存"), key("vram"));
+  assert.notEqual(key("显存"), key("混合精度"));
+  // longest first
+  assert.deepEqual(texts, [...texts].sort((a, b) => b.length - a.length || (a < b ? -1 : 1)));
+  // 中 显 存: 显存 is a piece, looked for after the words; 中 alone is weak
+  const run = matchTerms("训练中显存");
+  assert.ok(run.some((t) => t.text === "显存" && t.piece), JSON.stringify(run));
+  assert.ok(!run.some((t) => t.text === "中" && !t.weak), JSON.stringify(run));
+  // a single character that is the whole query is a term
+  assert.deepEqual(matchTerms("卡").map((t) => [t.text, t.weak]), [["卡", false]]);
+});

@@ -1,0 +1,85 @@
+// Unit tests of _static/kb-search/rank.js over an engine in Pagefind's shape:
+// node --test tests/js/
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { pageExcerpts } from "../../_static/kb-search/excerpt.js";
+import { search, titleCoverage } from "../../_static/kb-search/rank.js";
+
+// pages: [id, score, title, content]; the engine finds them for `found`
+// queries only; `asked` records every query searched.
+function engine(pages, found) {
+  const asked = [];
+  return {
+    asked,
+    search: async (q) => {
+      asked.push(q);
+      return { results: !found.includes(q) ? [] : pages.map(([id, score]) => ({ id, score, words: [0] })) };
+    },
+  };
+}
+const load = (pages) => async (result, terms) => {
+  const [id, , title, content] = pages.find(([pid]) => pid === result.id);
+  return pageExcerpts({ url: `/${id}.html`, meta: { title }, content, anchors: [] }, result.words, terms);
+};
+const urls = (found) => found.top.map(({ data }) => data.url);
+
+const PAGES = [["pcb", 8.0, "PCB 产业链", "出货量预计达 200 万台，数据加载、散热材料和调度是重点"],
+  // as Pagefind stores some words: cut in two
+  ["warmup", 4.0, "训练技巧", "学习率预\u200b热可避免梯度爆炸"],
+  ["loader", 2.0, "数据管道", "数据集加载"]];
+
+for (const [query, order] of [
+  // Pagefind matches 预热 on the first page by 预计 and 散热
+  ["预热", ["/warmup.html", "/pcb.html", "/loader.html"]],
+  // more than half of the query's Chinese is enough
+  ["数据集加载", ["/pcb.html", "/loader.html", "/warmup.html"]],
+  // and half is not: 调度 alone, 2 of 7
+  ["学习率预热调度", ["/warmup.html", "/pcb.html", "/loader.html"]],
+  // Latin words are left to Pagefind (pricing matches price)
+  ["pricing", ["/pcb.html", "/warmup.html", "/loader.html"]],
+]) {
+  test(`a Chinese query counts only where the page holds it: ${query}`, async () => {
+    const found = await search(engine(PAGES, [query]), query, [], 5, load(PAGES));
+    assert.deepEqual(urls(found), order);
+    assert.equal(found.partial, false);
+  });
+}
+
+test("ZeRO-3 counts only on pages that hold it whole", async () => {
+  const pages = [["grad", 9.0, "训练循环", "optimizer.zero_grad() 每步调用，3600 步"],
+    ["zero", 3.0, "显存优化", "ZeRO-3 切分参数"]];
+  const found = await search(engine(pages, ["zero-3"]), "ZeRO-3", [], 5, load(pages));
+  assert.deepEqual(urls(found), ["/zero.html", "/grad.html"]);
+});
+
+test("a query that names a glossary term searches its other names too", async () => {
+  const pages = [["amp", 5.0, "训练技巧", "用混合精度训练"]];
+  const groups = [{ names: ["混合精度", "mixed precision", "AMP"], def: "" }];
+  const pf = engine(pages, ["混合精度"]);
+  const found = await search(pf, "mixed precision", groups, 5, load(pages));
+  assert.deepEqual(urls(found), ["/amp.html"]);
+  assert.ok(pf.asked.includes("mixed precision") && pf.asked.includes("amp"), pf.asked);
+  assert.equal(found.term.names[0], "混合精度");
+  assert.ok(found.top[0].data.excerpt.includes("<mark>混合精度</mark>"), found.top[0].data.excerpt);
+});
+
+test("results none of which holds any piece of the query say so", async () => {
+  const partial = async (query, pages) => (await search(engine(pages, [query]), query, [], 5, load(pages))).partial;
+  assert.ok(await partial("心得", [PAGES[0], ["notes", 1.0, "笔记", "心里有数"]]));
+  assert.ok(!(await partial("心得", [["notes", 1.0, "笔记", "学习心得"]])));
+  assert.ok(!(await partial("心得体会", [["notes", 1.0, "笔记", "学习心得"]])));
+  assert.ok(!(await partial("batch 心得", [["notes", 1.0, "笔记", "batch 心里有数"]])));
+});
+
+for (const [query, title, share] of [
+  ["推理服务成本", "大模型推理成本拆解：如何把每次调用成本降低 80%", 4 / 6],
+  ["算力趋势", "2026 年 AI 算力发展趋势分析", 1.0],
+  ["lpu gpu", "一文拆解英伟达 LPU", 0.5],
+  ["pu", "一文拆解英伟达 LPU", 0.0],
+  ["芯片对比", "一文拆解英伟达 LPU", 0.0],
+]) {
+  test(`title coverage: ${query} in ${title}`, () => {
+    assert.ok(Math.abs(titleCoverage(query, title) - share) < 1e-9);
+  });
+}
