@@ -207,13 +207,14 @@ def run_group(group: str, folder: Path, secret: Path) -> Run:
     repo = copy_repo(folder / "repo")
     heads: list[str] = []
     applied = {}
-    for number, key in enumerate(sorted(GROUPS[group])):
+    cases = GROUPS.get(group, {})  # none registered (a test file run alone): the repository as it is
+    for number, key in enumerate(sorted(cases)):
         at = At(repo, number, secret, heads)
-        applied[key] = (GROUPS[group][key](repo, at), at)
+        applied[key] = (cases[key](repo, at), at)
     if heads:
         page = repo / "_templates/page.html"
         page.write_text(page.read_text(encoding="utf-8") + "\n{% block extrahead %}\n"
                         + "\n".join(heads) + "\n{% endblock %}\n", encoding="utf-8")
-    run = Run(repo, make(repo, TARGETS[group]), {})
+    run = Run(repo, make(repo, TARGETS.get(group, "html")), {})
     run.results = {key: Result(value, at, run) for key, (value, at) in applied.items()}
     return run

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from kb.editorial import claims as kb_claims
+from one_build import register
 
 from test_site import articles
 
@@ -180,9 +181,7 @@ def test_the_stale_data_report_names_file_line_and_page(tmp_path, capsys):
     assert stale_data.main(["--data", str(tmp_path / "data"), "--today", "2025-01-01"]) == 0
 
 
-def test_an_article_shows_its_sources_and_the_date_of_its_table_data(repo):  # noqa: F811
-    from test_contributor_kit import _make
-
+def _dated_price(repo, at) -> None:
     page = repo / "docs/hardware/gpu-rental-guide.md"
     row = next(line for line in page.read_text(encoding="utf-8").splitlines()
                if line.startswith("| RTX 4090"))
@@ -191,9 +190,17 @@ def test_an_article_shows_its_sources_and_the_date_of_its_table_data(repo):  # n
         f"- claim: {row!r}\n  kind: price\n  verdict: verified\n  as_of: 2024-06\n"
         "  source: [{title: 某云厂商价格页, url: 'https://example.com/prices', accessed: 2026-12-01}]\n"),
         encoding="utf-8")
-    proc = _make(repo, "html")
+
+
+# a valid contribution: built with the others of the group "valid" (tests/one_build.py)
+register("valid", "claims", {"dated-price": _dated_price})
+
+
+def test_an_article_shows_its_sources_and_the_date_of_its_table_data(one_build):
+    r = one_build("valid")["claims/dated-price"]
+    proc = r.run.proc
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
-    html = (repo / "_build/html/hardware/gpu-rental-guide.html").read_text(encoding="utf-8")
+    html = (r.repo / "_build/html/hardware/gpu-rental-guide.html").read_text(encoding="utf-8")
     sources = html[html.index('id="kb-sources"'):]
     assert "参考来源" in sources and 'href="https://example.com/prices"' in sources
     assert "2026-12-01 查阅" in sources

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_contributor_kit import _make
+from one_build import register
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -263,23 +263,36 @@ def test_an_alias_bomb_is_refused_before_it_expands():
 # -- through make html, as CI runs it --------------------------------------------------
 
 
-def test_make_html_reports_a_bad_glossary_see_label_at_the_yaml(repo):
+# Both share the build of the group "pages" of tests/one_build.py with the
+# bad-input matrix (each changes a data file no other case of it changes).
+
+
+def _see_label(repo, at) -> int:
     glossary = repo / "data/glossary.yaml"
     text = glossary.read_text(encoding="utf-8")
     glossary.write_text(text.replace("see: [tips10-zero]", "see: [tips10-zeroo]", 1), encoding="utf-8")
-    line = _line(text, "- id: zero\n")
-    proc = _make(repo, "html")
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out[-3000:]
-    assert f"data/glossary.yaml:{line}: WARNING: undefined label: 'tips10-zeroo'" in out, out[-3000:]
+    return _line(text, "- id: zero\n")
+
+
+def _linkcheck_ignore(repo, at) -> None:
+    (repo / "data/linkcheck-ignore.yaml").write_text("- pattern: '(unclosed'\n  reason: x\n- [\n",
+                                                     encoding="utf-8")
+
+
+register("pages", "data-errors", {"see-label": _see_label, "linkcheck-ignore": _linkcheck_ignore})
+
+
+def test_make_html_reports_a_bad_glossary_see_label_at_the_yaml(one_build):
+    r = one_build("pages")["data-errors/see-label"]
+    out = r.out
+    assert r.run.proc.returncode != 0, out[-3000:]
+    assert f"data/glossary.yaml:{r.value}: WARNING: undefined label: 'tips10-zeroo'" in out, out[-3000:]
     assert "Traceback" not in out, out[-3000:]
 
 
-def test_make_html_reports_a_broken_linkcheck_ignore_file_without_traceback(repo):
-    (repo / "data/linkcheck-ignore.yaml").write_text("- pattern: '(unclosed'\n  reason: x\n- [\n",
-                                                     encoding="utf-8")
-    proc = _make(repo, "html")
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out[-3000:]
+def test_make_html_reports_a_broken_linkcheck_ignore_file_without_traceback(one_build):
+    r = one_build("pages")["data-errors/linkcheck-ignore"]
+    out = r.out
+    assert r.run.proc.returncode != 0, out[-3000:]
     assert "data/linkcheck-ignore.yaml:4: WARNING: KB040 not valid YAML" in out, out[-3000:]
     assert "Traceback" not in out and "configuration file" not in out, out[-3000:]

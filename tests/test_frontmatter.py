@@ -9,6 +9,7 @@ import pytest
 
 from kb.pages import frontmatter as fm
 from conftest import sphinx_build
+from one_build import register
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,15 +160,21 @@ def test_an_alias_bomb_outside_the_articles_is_refused_too(tiny):
     assert_fails_at(tiny, f"{tiny}/docs/index.md:2: WARNING: KB009 YAML anchors", timeout=30)
 
 
-def test_make_html_reports_a_duplicate_title_at_the_second(repo):
-    from test_contributor_kit import PAGE, _make
-
-    page = repo / PAGE
+def _duplicate_title(repo, at) -> str:
+    page = repo / at.article()
     text = page.read_text(encoding="utf-8")
     page.write_text(text.replace("guide: training\n", "guide: training\ntitle: 另一个标题\n", 1),
                     encoding="utf-8")
-    proc = _make(repo, "html")
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out[-3000:]
-    assert f"{PAGE}:4: WARNING: KB008 key 'title' is given twice (first on line 2)" in out, out[-3000:]
+    return at.article()
+
+
+# an article of its own in the build of the group "pages" (tests/one_build.py)
+register("pages", "front-matter", {"duplicate-title": _duplicate_title})
+
+
+def test_make_html_reports_a_duplicate_title_at_the_second(one_build):
+    r = one_build("pages")["front-matter/duplicate-title"]
+    out = r.out
+    assert r.run.proc.returncode != 0, out[-3000:]
+    assert f"{r.value}:4: WARNING: KB008 key 'title' is given twice (first on line 2)" in out, out[-3000:]
     assert "Traceback" not in out, out[-3000:]

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 import new_article
+from one_build import register
 from test_contributor_kit import ROOT
 
 VENV = ROOT / ".venv"
@@ -142,15 +143,26 @@ MARKUP_TITLE = ("#1 C++ *不是粗体* _不是斜体_ `不是代码` {ref}`不�
                 "-- ... 结尾 #")
 
 
-def test_title_with_markup_builds_and_shows_as_typed(repo):
+def _markup_title(repo, at):
     proc = make(repo, "new", "GUIDE=training", "SLUG=markup-title", f"TITLE={MARKUP_TITLE}",
                 "TAGS=memory", f"SUMMARY=摘要 *也* `原样` {{{{ x }}}}。")
+    return proc, front_matter(repo / "docs/training/markup-title.md") if proc.returncode == 0 else None
+
+
+# Articles `make new` writes are valid contributions: they share one `make html`
+# (the group "valid" of tests/one_build.py), which must pass.
+register("valid", "make-new", {"markup-title": _markup_title})
+
+
+def test_title_with_markup_builds_and_shows_as_typed(one_build):
+    r = one_build("valid")["make-new/markup-title"]
+    proc, fm = r.value
     assert proc.returncode == 0, proc.stderr
-    assert front_matter(repo / "docs/training/markup-title.md")["title"] == MARKUP_TITLE
-    build = make(repo, "html")
+    assert fm["title"] == MARKUP_TITLE
+    build = r.run.proc
     assert build.returncode == 0, (build.stdout + build.stderr)[-3000:]
     h1 = _Text("h1")
-    h1.feed((repo / "_build/html/training/markup-title.html").read_text(encoding="utf-8"))
+    h1.feed((r.repo / "_build/html/training/markup-title.html").read_text(encoding="utf-8"))
     shown = re.sub(r"\s+", " ", "".join(h1.found)).strip().removesuffix("¶").strip()
     assert shown == MARKUP_TITLE
 
@@ -226,19 +238,29 @@ def _shown(html: str, tag: str) -> str:
     return re.sub(r"\s+", " ", parser.found[0]).strip().removesuffix("¶").strip()
 
 
-def test_summary_and_title_starting_with_syntax_build_and_show_as_typed(repo):
-    slugs = {}
+def _syntax_starts(repo, at):
+    made = {}
     for number, text in enumerate(SYNTAX_STARTS):
-        slug = slugs[text] = f"syntax-start-{number}"
+        slug = f"syntax-start-{number}"
         proc = make(repo, "new", "GUIDE=training", f"SLUG={slug}", f"TITLE={text}",
                     "TAGS=memory", f"SUMMARY={text}")
+        fm = front_matter(repo / f"docs/training/{slug}.md") if proc.returncode == 0 else None
+        made[text] = (slug, proc, fm)
+    return made
+
+
+register("valid", "make-new", {"syntax-starts": _syntax_starts})
+
+
+def test_summary_and_title_starting_with_syntax_build_and_show_as_typed(one_build):
+    r = one_build("valid")["make-new/syntax-starts"]
+    for text, (slug, proc, fm) in r.value.items():
         assert proc.returncode == 0, (text, proc.stderr)
-        fm = front_matter(repo / f"docs/training/{slug}.md")
         assert fm["title"] == text and fm["summary"] == text
-    build = make(repo, "html")
+    build = r.run.proc
     wrong = {}  # what the pages show instead (-W still writes them on a warning)
-    for text, slug in slugs.items():
-        page = repo / f"_build/html/training/{slug}.html"
+    for text, (slug, _, _) in r.value.items():
+        page = r.repo / f"_build/html/training/{slug}.html"
         if not page.exists():
             wrong[text] = "no page"
             continue
