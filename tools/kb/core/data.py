@@ -60,6 +60,10 @@ CODES = {
 
 MAX_DEPTH = 32
 MAX_DATA_BYTES = 2 * 1024 * 1024
+# A front matter holds a handful of short fields; anything much bigger or
+# deeper is a mistake or an attack on the build.
+FRONT_MATTER_BYTES = 16 * 1024
+FRONT_MATTER_DEPTH = 8
 SCHEMAS = Path(__file__).resolve().parents[3] / "data" / "schemas"
 
 
@@ -144,6 +148,15 @@ def _syntax_problem(exc: Exception, first_line: int) -> YamlProblem:
     line = first_line + mark.line if mark is not None else first_line
     problem = getattr(exc, "problem", None) or str(exc)
     return YamlProblem("syntax", line, f"not valid YAML: {problem}")
+
+
+@functools.lru_cache(maxsize=64)
+def parse_front_matter(text: str) -> tuple[yaml.Node | None, Any]:
+    """A page's front matter (the YAML between its ``---`` lines, from line 2),
+    with the front-matter limits: parsed once per text, however many checks
+    read it (kb.pages.frontmatter, kb.guard.untrusted). The result is shared:
+    read it, never change it. Raises :class:`YamlProblem` as parse_yaml does."""
+    return parse_yaml(text, 2, max_bytes=FRONT_MATTER_BYTES, max_depth=FRONT_MATTER_DEPTH)
 
 
 def parse_yaml(text: str, first_line: int = 1, *, max_bytes: int = MAX_DATA_BYTES,

@@ -1,14 +1,26 @@
-"""Per-document data kept on the build environment, parallel-safe.
+"""The knowledge base's data in the build environment: one Sphinx domain.
 
-``per_document(app, "kb_pages")`` gives ``app.env.kb_pages``: a dict keyed by
-docname that survives incremental builds (it is pickled with the
-environment), loses a document's entry when that document is re-read or
-removed (``env-purge-doc``) and takes the entries of documents read in
-worker processes (``env-merge-info``). Extensions store what they collect
-while reading there, and use it when writing.
+A domain's ``data`` is where Sphinx documents that an extension keeps what
+it collects while reading (pickled with the environment, so it survives
+incremental builds). ``KnowledgeBase`` keeps two kinds:
 
-``shown_in_listings=True`` declares that pages listing other pages (see
-``kb_listings``) show this data: when it changes, they are written again.
+- **per document** (``documents(env, name)``: docname -> value): what a page
+  holds, collected while it is read. Sphinx calls ``clear_doc`` when a
+  document is re-read or removed and ``merge_domaindata`` with what worker
+  processes read under ``-j``, so every store is parallel-safe without
+  handlers of its own. The stores, and who fills them: ``pages`` (valid front
+  matter, kb.pages.frontmatter), ``listings`` (pages that show a listing of
+  other pages, kb.pages.listings), ``term_usage`` (terms a page links,
+  kb.pages.glossary), ``editor_notes`` (kb.editorial.notes), ``mermaid``
+  (diagrams, kb.site.mermaid).
+- **for the whole site** (``site(env)``: name -> value): what is derived
+  from all documents once they are read (reading order, the 相关文章 lists,
+  the sidebar windows) or read once per build (git dates), for the pages
+  written in this build; and caches kept from build to build (the mermaid
+  parse results).
+
+``SHOWN_IN_LISTINGS``: the per-document stores that pages listing other
+pages show; when one changes, those pages are written again (kb.pages.listings).
 
 ``rebuild_when_changed(app, name, "env", files)`` is for data files that
 every page depends on: a config value holding their digest, so that Sphinx
@@ -18,43 +30,54 @@ reads ("env") or writes ("html") every page again when one of them changes.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from pathlib import Path
 from typing import Any
 
+from sphinx.domains import Domain
 
-def per_document(app, name: str, shown_in_listings: bool = False) -> None:
-    if shown_in_listings:
-        listing_inputs(app).append(name)
-
-    def init(app) -> None:
-        if not hasattr(app.env, name):
-            setattr(app.env, name, {})
-
-    def purge(app, env, docname: str) -> None:
-        getattr(env, name, {}).pop(docname, None)
-
-    def merge(app, env, docnames, other) -> None:
-        store = getattr(env, name)
-        theirs = getattr(other, name, {})
-        for doc in docnames:
-            if doc in theirs:
-                store[doc] = theirs[doc]
-
-    app.connect("builder-inited", init)
-    app.connect("env-purge-doc", purge)
-    app.connect("env-merge-info", merge)
+PER_DOCUMENT = ("pages", "listings", "term_usage", "editor_notes", "mermaid")
+SHOWN_IN_LISTINGS = ("pages", "editor_notes", "term_usage")
 
 
-def listing_inputs(app) -> list[str]:
-    """Names of the stores that listing pages show."""
-    if not hasattr(app, "kb_listing_inputs"):
-        app.kb_listing_inputs = []
-    return app.kb_listing_inputs
+class KnowledgeBase(Domain):
+    """No roles, directives or objects: only the data below."""
+
+    name = "kb"
+    label = "51 算力知识库"
+    initial_data: dict[str, Any] = {"documents": {name: {} for name in PER_DOCUMENT},
+                                    "site": {}}
+    data_version = 1
+
+    def clear_doc(self, docname: str) -> None:
+        for store in self.data["documents"].values():
+            store.pop(docname, None)
+
+    def merge_domaindata(self, docnames: Set[str], otherdata: dict[str, Any]) -> None:
+        for name, theirs in otherdata["documents"].items():
+            mine = self.data["documents"][name]
+            for docname in docnames:
+                if docname in theirs:
+                    mine[docname] = theirs[docname]
+
+    def resolve_any_xref(self, env, fromdocname, builder, target, node, contnode) -> list:
+        return []  # nothing to link to
+
+
+def documents(env, name: str) -> dict[str, Any]:
+    """The per-document store ``name`` (one of PER_DOCUMENT)."""
+    return env.get_domain("kb").data["documents"][name]
+
+
+def site(env) -> dict[str, Any]:
+    """Values for the whole site (not per document)."""
+    return env.get_domain("kb").data["site"]
 
 
 def setup(app) -> dict[str, Any]:
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.add_domain(KnowledgeBase)
+    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True,
+            "env_version": 1}
 
 
 def rebuild_when_changed(app, name: str, rebuild: str,

@@ -45,10 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
-from sphinx.util import logging
 
 from kb.core import data as kb_data
-logger = logging.getLogger(__name__)
+from kb.core.store import documents
 
 SCHEMA = "claims.schema.json"
 
@@ -221,7 +220,7 @@ def sources_of(entries: list[dict]) -> list[dict]:
 
 def note_sources(app, doctree, docname: str) -> list[dict]:
     """The web sources the page's 编者注 link to, dated by their note's :date:."""
-    dates = {n["id"]: n.get("date", "") for n in getattr(app.env, "kb_editor_notes", {}).get(docname, [])}
+    dates = {n["id"]: n.get("date", "") for n in documents(app.env, "editor_notes").get(docname, [])}
     out = []
     for note in doctree.findall(nodes.admonition):
         if "editor-note" not in note["classes"]:
@@ -328,6 +327,7 @@ def on_config_inited(app, config) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.data")
+    app.setup_extension("kb.core.store")
     app.connect("config-inited", on_config_inited)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -40,7 +40,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util import logging
 
-from kb.core.store import per_document
+from kb.core.store import documents
 from kb.pages.listings import holds_listing, reading_order
 from sphinx.util.docutils import SphinxDirective
 
@@ -120,7 +120,7 @@ class EditorNote(SphinxDirective):
         else:
             node_id = f"editor-note-{self.env.new_serialno('editor-note')}"
             node["ids"].append(node_id)
-        self.env.kb_editor_notes.setdefault(self.env.docname, []).append({
+        documents(self.env, "editor_notes").setdefault(self.env.docname, []).append({
             "id": node_id,
             "line": self.lineno,
             "summary": summary,
@@ -142,7 +142,7 @@ def _verdict_text(note: nodes.Element) -> str:
 
 def note_sections(app, doctree) -> None:
     """Each note's section title, once the page's sections exist."""
-    notes = app.env.kb_editor_notes.get(app.env.docname, [])
+    notes = documents(app.env, "editor_notes").get(app.env.docname, [])
     by_id = {note["id"]: note for note in notes}
     for node in doctree.findall(nodes.admonition):
         note = next((by_id[i] for i in node["ids"] if i in by_id), None)
@@ -246,7 +246,7 @@ def _erratum_link(app) -> nodes.Node:
 
 def _render(app, fromdoc: str) -> list[nodes.Node]:
     env = app.env
-    notes = env.kb_editor_notes
+    notes = documents(env, "editor_notes")
     total = sum(len(v) for v in notes.values())
     out: list[nodes.Node] = [
         nodes.paragraph("", f"全站共 {total} 条编者注，分布在 {len(notes)} 个页面。"),
@@ -302,8 +302,7 @@ def setup(app) -> dict[str, Any]:
     app.add_directive("original", Original)
     app.add_directive("editor-note", EditorNote)
     app.add_directive("kb-editor-notes", EditorNotesList)
-    per_document(app, "kb_editor_notes", shown_in_listings=True)
     app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 2}
+            "env_version": 3}

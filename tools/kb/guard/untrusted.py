@@ -301,7 +301,11 @@ def strip_page_settings(docname: str, text: str, where: str | None = None) -> st
         return text
     location = (lambda line: f"{where}:{line}") if where else (lambda line: (docname, line))
     try:
-        root, data = kb_data.parse_yaml("\n".join(lines[1:end]), first_line=2)
+        block = "\n".join(lines[1:end])
+        # a page's: the one parse kb.pages.frontmatter uses too; an included
+        # file's front matter is checked with the data-file limits
+        root, data = (kb_data.parse_front_matter(block) if where is None
+                      else kb_data.parse_yaml(block, first_line=2))
     except kb_data.YamlProblem:
         return text  # kb_frontmatter reports it at its line and blanks the block
     settings = [key for key in (data if isinstance(data, dict) else {})

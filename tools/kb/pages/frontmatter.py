@@ -24,9 +24,8 @@ must not be empty (KB052) and its first heading must be the ``title`` field
 
 Each violation is a warning at the offending line, e.g.
 ``docs/training/x.md:3: WARNING: KB003 unknown guide 'traning' …``, so
-``-W`` fails the build. Valid data is kept per document on
-``env.kb_pages`` (merged and purged per document, so parallel reads are
-safe) for the listing directives in ``kb_listings``.
+``-W`` fails the build. Valid data is kept per document in the ``pages``
+store of kb.core.store, for the listings, tags and feeds.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ from docutils import nodes
 from sphinx.util import logging
 
 from kb.core import data as kb_data
-from kb.core.store import per_document, rebuild_when_changed
+from kb.core.store import documents, rebuild_when_changed
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +65,6 @@ CODES = {
     "title": "KB051",
     "empty": "KB052",
 }
-
-# A front matter holds a handful of short fields; anything much bigger or
-# deeper is a mistake or an attack on the build.
-MAX_BYTES = 16 * 1024
-MAX_DEPTH = 8
 
 
 def load_guides(data_dir: Path) -> list[dict]:
@@ -186,8 +180,7 @@ def parse(found: FrontMatter) -> tuple[Any, Any, list[tuple[int, str]]]:
         return None, None, [(1, f"{CODES['syntax']} the front matter opened on line 1 is never "
                                 "closed; add a '---' line after its last field")]
     try:
-        root, data = kb_data.parse_yaml(found.text, found.first, max_bytes=MAX_BYTES,
-                                        max_depth=MAX_DEPTH)
+        root, data = kb_data.parse_front_matter(found.text)  # found.first is line 2
     except kb_data.YamlProblem as exc:
         code = CODES[exc.kind]
         what = "front matter is " + exc.message if exc.kind == "syntax" else exc.message
@@ -297,7 +290,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
     for line, msg in errors:
         logger.warning(msg, location=(docname, line), type="kb", subtype="frontmatter")
     if article and data is not None:
-        app.env.kb_pages[docname] = data
+        documents(app.env, "pages")[docname] = data
     if found and errors:
         _blank_out(source, found)  # MyST would trip over it again, or half-read it
     if not usable:
@@ -353,8 +346,8 @@ def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.data")  # kb_data_dir; data files checked at config time
     rebuild_when_changed(app, "kb_validation_data_digest", "env",
                          lambda app: (Path(app.config.kb_data_dir) / n for n in VALIDATION_DATA))
-    per_document(app, "kb_pages", shown_in_listings=True)
+    app.setup_extension("kb.core.store")
     app.connect("source-read", on_source_read)
     app.connect("doctree-read", on_doctree_read)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 1}
+            "env_version": 2}

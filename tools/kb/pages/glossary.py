@@ -29,14 +29,11 @@ from typing import Any
 
 from docutils import nodes
 from sphinx import addnodes
-from sphinx.util import logging
 
 from kb.core import data as kb_data
-from kb.core.store import per_document
+from kb.core.store import documents
 from kb.pages.listings import holds_listing
 from sphinx.util.docutils import SphinxDirective
-
-logger = logging.getLogger(__name__)
 
 # At most this many "出现在" links per term.
 USAGE_SHOWN = 8
@@ -100,16 +97,15 @@ def collect_usage(app, doctree) -> None:
     used = {node["reftarget"].lower() for node in doctree.findall(addnodes.pending_xref)
             if node.get("reftype") == "term"}
     if used:
-        env.kb_term_usage[env.docname] = used
-    else:
-        env.kb_term_usage.pop(env.docname, None)
+        documents(env, "term_usage")[env.docname] = used
 
 
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     env = app.env
     for node in list(doctree.findall(kb_glossary_usage)):
         wanted = {t.lower() for t in node["terms"]}
-        pages = sorted(d for d, used in env.kb_term_usage.items() if used & wanted and d != docname)
+        pages = sorted(d for d, used in documents(env, "term_usage").items()
+                       if used & wanted and d != docname)
         if not pages:
             node.replace_self([])
             continue
@@ -131,8 +127,7 @@ def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.pages.listings")  # kb_data_dir; the page is written again when usage changes
     app.add_node(kb_glossary_usage)
     app.add_directive("kb-glossary", GlossaryDirective)
-    per_document(app, "kb_term_usage", shown_in_listings=True)
     app.connect("doctree-read", collect_usage)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 1}
+            "env_version": 2}

@@ -20,12 +20,16 @@ Three directives, each a placeholder filled in once every page is read::
 Pages holding a listing (these, and other extensions' listings that call
 ``holds_listing``) are written again whenever what a listing can show
 changed: a page added or removed, a title, the toctrees, or a per-document
-store declared ``shown_in_listings`` (kb_envstore: front matter, editor
-notes, term usage). An incremental build never shows a stale title, and an
-edit to an article's body does not rewrite the 1,000-entry listings. The
-listing is computed at write time, so listing pages are not re-read.
-``listings_changed(app)`` tells other extensions (kb_tags) whether that
-happened in this build.
+store in ``SHOWN_IN_LISTINGS`` (kb.core.store: front matter, editor notes,
+term usage). An incremental build never shows a stale title, and an edit to
+an article's body does not rewrite the 1,000-entry listings. The listing is
+computed at write time, so listing pages are not re-read.
+
+Once every page is read (``env-updated``), this extension puts two values in
+``site(env)`` for the pages written in this build: ``reading_order`` (all
+documents, the toctrees depth first) and ``listing_signature`` (what
+listings show, per document). ``listings_changed(app, env)`` compares the
+signature with what the written pages showed (kb.site.output_state).
 """
 
 from __future__ import annotations
@@ -35,23 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
-from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from kb.core.store import SHOWN_IN_LISTINGS, documents, site
+from kb.pages.frontmatter import load_guides, load_tags
 from kb.site import output_state as kb_output_state
-from kb.core.store import listing_inputs, per_document
-
-logger = logging.getLogger(__name__)
 
 
 class kb_listing(nodes.General, nodes.Element):
     """Placeholder replaced in ``doctree-resolved``."""
-
-
-def load_guides(app) -> list[dict]:
-    from kb.pages.frontmatter import load_guides as read
-
-    return read(Path(app.config.kb_data_dir))
 
 
 class _ListingDirective(SphinxDirective):
@@ -78,36 +74,42 @@ class Guides(_ListingDirective):
 
 def holds_listing(env) -> None:
     """Note that the page being read shows a listing of other pages."""
-    env.kb_listing_docs[env.docname] = True
+    documents(env, "listings")[env.docname] = True
 
 
 def title_of(env, doc: str) -> str:
     """The title a page has in listings (its listing_title, if any)."""
-    meta = env.kb_pages.get(doc, {})
+    meta = documents(env, "pages").get(doc, {})
     return meta.get("listing_title") or meta.get("title") or doc
 
 
-def _link(app, fromdoc: str, todoc: str, text: str) -> nodes.reference:
+def link(app, fromdoc: str, todoc: str, text: str) -> nodes.reference:
+    """A link from one page to another, as Sphinx writes internal links."""
     uri = app.builder.get_relative_uri(fromdoc, todoc)
     return nodes.reference("", text, internal=True, refuri=uri)
 
 
 def _article_item(app, fromdoc: str, docname: str, meta: dict, tags: dict) -> nodes.list_item:
     para = nodes.paragraph()
-    para += nodes.strong("", "", _link(app, fromdoc, docname, title_of(app.env, docname)))
+    para += nodes.strong("", "", link(app, fromdoc, docname, title_of(app.env, docname)))
     para += nodes.Text(" — " + meta["summary"])
     item = nodes.list_item("", para, classes=["kb-article"])
     if meta.get("tags"):
         tagline = nodes.paragraph(classes=["kb-tags"])
         for tag in meta["tags"]:
-            link = _link(app, fromdoc, f"tags/{tag}", tags.get(tag, tag))
-            tagline += nodes.inline("", "", link, classes=["kb-tag"])
+            tagline += nodes.inline("", "", link(app, fromdoc, f"tags/{tag}", tags.get(tag, tag)),
+                                    classes=["kb-tag"])
             tagline += nodes.Text(" ")
         item += tagline
     return item
 
 
 def reading_order(env) -> list[str]:
+    """All documents in reading order, as computed once this build read every page."""
+    return site(env)["reading_order"]
+
+
+def _reading_order(env) -> list[str]:
     """All documents in reading order: the toctrees from the root, depth first."""
     seen: list[str] = []
 
@@ -123,25 +125,24 @@ def reading_order(env) -> list[str]:
 
 def guide_order(env, guide: str) -> list[str]:
     """The guide's articles in reading order, then those listed via also_in."""
-    own = [d for d in env.toctree_includes.get(f"{guide}/index", []) if d in env.kb_pages]
-    rest = sorted(d for d, m in env.kb_pages.items()
-                  if m["guide"] == guide and d not in own)
-    extra = sorted(d for d, m in env.kb_pages.items() if guide in m.get("also_in", []))
+    pages = documents(env, "pages")
+    own = [d for d in env.toctree_includes.get(f"{guide}/index", []) if d in pages]
+    rest = sorted(d for d, m in pages.items() if m["guide"] == guide and d not in own)
+    extra = sorted(d for d, m in pages.items() if guide in m.get("also_in", []))
     return own + rest + extra
 
 
 def _render(app, node: kb_listing, fromdoc: str) -> list[nodes.Node]:
     env = app.env
-    from kb.pages.frontmatter import load_tags
-
+    pages = documents(env, "pages")
     tags = load_tags(Path(app.config.kb_data_dir))
-    guides = load_guides(app)
+    guides = load_guides(Path(app.config.kb_data_dir))
     if node["kind"] == "guides":
         blist = nodes.bullet_list(classes=["kb-guides"])
         for g in guides:
             count = len(guide_order(env, g["key"]))
             para = nodes.paragraph()
-            para += nodes.strong("", "", _link(app, fromdoc, f"{g['key']}/index", g["title"]))
+            para += nodes.strong("", "", link(app, fromdoc, f"{g['key']}/index", g["title"]))
             para += nodes.Text(f"（{count} 篇）— {g['blurb']}")
             blist += nodes.list_item("", para)
         return [blist]
@@ -150,19 +151,19 @@ def _render(app, node: kb_listing, fromdoc: str) -> list[nodes.Node]:
         blist = nodes.enumerated_list(classes=["kb-article-list"], enumtype="arabic",
                                       prefix="", suffix=".")
         for doc in guide_order(env, guide):
-            blist += _article_item(app, fromdoc, doc, env.kb_pages[doc], tags)
+            blist += _article_item(app, fromdoc, doc, pages[doc], tags)
         return [blist]
     out: list[nodes.Node] = []
     for g in guides:
-        docs = [d for d in guide_order(env, g["key"]) if env.kb_pages[d]["guide"] == g["key"]]
+        docs = [d for d in guide_order(env, g["key"]) if pages[d]["guide"] == g["key"]]
         if not docs:
             continue
         out.append(nodes.rubric("", g["title"], classes=["kb-guide-heading"]))
         blist = nodes.bullet_list(classes=["kb-article-list"])
         for doc in docs:
-            blist += _article_item(app, fromdoc, doc, env.kb_pages[doc], tags)
+            blist += _article_item(app, fromdoc, doc, pages[doc], tags)
         out.append(blist)
-    out.append(nodes.paragraph("", f"共 {sum(1 for _ in env.kb_pages)} 篇文章。",
+    out.append(nodes.paragraph("", f"共 {len(pages)} 篇文章。",
                                classes=["kb-count"]))
     return out
 
@@ -177,19 +178,26 @@ def _canonical(value) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=sorted)
 
 
-def listing_signature(app) -> dict:
+def listing_signature(env) -> dict:
     """Everything a listing page can show, per document."""
-    env = app.env
-    stores = [getattr(env, name, {}) for name in listing_inputs(app)]
+    stores = [documents(env, name) for name in SHOWN_IN_LISTINGS]
     return {doc: (env.titles[doc].astext() if doc in env.titles else None,
                   tuple(env.toctree_includes.get(doc, ())),
                   *(_canonical(store.get(doc)) for store in stores))
             for doc in env.found_docs}
 
 
-def listings_changed(app) -> bool:
-    """Whether what listings show changed in this build (set after reading)."""
-    return app.kb_listings_changed
+def on_env_updated(app, env) -> None:
+    """Every page is read: what this build's pages show of the others."""
+    site(env)["reading_order"] = _reading_order(env)
+    site(env)["listing_signature"] = listing_signature(env)
+
+
+def listings_changed(app, env) -> bool:
+    """Whether what listings show changed since the last complete build:
+    compared with what the written pages show, not with the environment,
+    which is saved before the pages are written (kb.site.output_state)."""
+    return site(env)["listing_signature"] != kb_output_state.before(app, "listings")
 
 
 def on_env_get_updated(app, env) -> list[str]:
@@ -198,26 +206,21 @@ def on_env_get_updated(app, env) -> list[str]:
     Their listings are filled in at write time from the environment, so they
     need no re-reading (which would make every one-page edit a parallel read).
     """
-    signature = listing_signature(app)
-    # compared with what the written pages show, not with the environment,
-    # which is saved before the pages are written (kb_output_state)
-    app.kb_listings_changed = signature != kb_output_state.before(app, "listings")
-    kb_output_state.record(app, "listings", signature)
-    if not app.kb_listings_changed:
-        return []
-    return sorted(env.kb_listing_docs)
+    changed = listings_changed(app, env)
+    kb_output_state.record(app, "listings", site(env)["listing_signature"])
+    return sorted(documents(env, "listings")) if changed else []
 
 
 def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb.core.store")
     app.setup_extension("kb.pages.frontmatter")
     app.setup_extension("kb.site.output_state")
     app.add_node(kb_listing)
     app.add_directive("kb-article-list", ArticleList)
     app.add_directive("kb-guide-articles", GuideArticles)
     app.add_directive("kb-guides", Guides)
-    per_document(app, "kb_listing_docs")
-    # before other extensions' handlers, which ask listings_changed()
-    app.connect("env-get-updated", on_env_get_updated, priority=400)
+    app.connect("env-updated", on_env_updated)
+    app.connect("env-get-updated", on_env_get_updated)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 4}
+            "env_version": 5}

@@ -16,10 +16,16 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from sphinx.util import logging
-
+from kb.core.store import site
 from kb.site import output_state as kb_output_state
-logger = logging.getLogger(__name__)
+
+# The one call of Sphinx's ``toctree`` template function that this answers
+# with the bounded tree: furo's, for its sidebar (the whole site, all levels).
+# furo has no option to bound or skip that tree (pradyunsg/furo#674, open;
+# #128 declined), so its call is answered here, and any other call goes to
+# Sphinx's own function. tests/test_ext_navigation.py fails if furo stops
+# making this call from its html-page-context handler, after this one.
+SIDEBAR_CALL = {"collapse": False, "titles_only": True, "maxdepth": -1, "includehidden": True}
 
 
 def _title(env, docname: str) -> str:
@@ -68,18 +74,30 @@ def render(app, pagename: str) -> str:
     return f'<ul class="current">{"".join(items)}</ul>' if items else ""
 
 
+class Toctree:
+    """Sphinx's ``toctree`` template function for one page, except for the
+    sidebar's call (SIDEBAR_CALL), which gets the bounded tree."""
+
+    def __init__(self, app, pagename: str, sphinx_toctree) -> None:
+        self.app, self.pagename, self.sphinx_toctree = app, pagename, sphinx_toctree
+
+    def __call__(self, **kwargs) -> str:
+        if kwargs == SIDEBAR_CALL:
+            return render(self.app, self.pagename)
+        return self.sphinx_toctree(**kwargs)
+
+
 def on_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
     if "toctree" in context:
-        context["toctree"] = lambda **kwargs: render(app, pagename)
+        context["toctree"] = Toctree(app, pagename, context["toctree"])
     # Previous / next stay inside the page's guide (its reading order): the
     # last article of 训练 does not lead on to the 推理 landing page.
     folder = pagename.split("/")[0]
     if "/" in pagename:
-        if getattr(app, "kb_relations", None) is None:  # once per build (per process)
-            app.kb_relations = app.env.collect_relations()
-        relations = app.kb_relations.get(pagename, [None, None, None])
-        for key, target in (("prev", relations[1]), ("next", relations[2])):
-            if target and target.split("/")[0] != folder:
+        row = site(app.env)["nav"].get(pagename)
+        near = row[2] if row else (None, None)
+        for key, shown in zip(("prev", "next"), near):
+            if shown and shown[0].split("/")[0] != folder:
                 context[key] = None
 
 
@@ -108,6 +126,7 @@ def on_env_get_updated(app, env) -> list[str]:
     """Pages whose sidebar or previous / next show a title that changed,
     compared with what the written pages show (kb_output_state)."""
     shown = nav_shown(app, env)
+    site(env)["nav"] = shown  # what this build's pages show
     before = kb_output_state.before(app, "nav")
     kb_output_state.record(app, "nav", shown)
     if before is None:
@@ -115,15 +134,11 @@ def on_env_get_updated(app, env) -> list[str]:
     return sorted(doc for doc, row in shown.items() if before.get(doc) != row)
 
 
-def on_builder_inited(app) -> None:
-    app.kb_relations = None
-
-
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_nav_window", 9, "html", types=[int])
-    # before furo's own handler (priority 500), which calls context["toctree"]
+    app.setup_extension("kb.core.store")
     app.setup_extension("kb.site.output_state")
-    app.connect("builder-inited", on_builder_inited)
     app.connect("env-get-updated", on_env_get_updated)
+    # before furo's handler (priority 500), which calls context["toctree"]
     app.connect("html-page-context", on_page_context, priority=400)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -10,8 +10,9 @@ Chinese names in ``data/tags.yaml``), and
   reading order), after its 关键词 (front-matter ``keywords``, if any).
 
 Incremental builds stay correct: after reading, the related lists are
-recomputed and every article whose list, or a title in it, changed is
-written again, even if its own source did not change.
+recomputed (when anything listings show changed) and every article whose
+list, or a title in it, changed is written again, even if its own source did
+not change. The lists of this build are ``site(env)["related"]``.
 """
 
 from __future__ import annotations
@@ -21,38 +22,36 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
-from sphinx.util import logging
 
+from kb.core.store import documents, site
+from kb.pages.frontmatter import load_tags
+from kb.pages.listings import link, listings_changed, reading_order, title_of
 from kb.site import output_state as kb_output_state
-from kb.pages.listings import listings_changed, reading_order, title_of
-
-logger = logging.getLogger(__name__)
 
 RELATED = 3
 
 
 def _tags(app) -> dict[str, str]:
-    from kb.pages.frontmatter import load_tags
-
     return load_tags(Path(app.config.kb_data_dir))
 
 
 def related_all(env) -> dict[str, list[str]]:
     """For every article, the RELATED articles sharing most tags (then guide, then order)."""
+    pages = documents(env, "pages")
     pos = {doc: i for i, doc in enumerate(reading_order(env))}
     by_tag: dict[str, list[str]] = {}
-    for doc, meta in env.kb_pages.items():
+    for doc, meta in pages.items():
         for tag in meta.get("tags", []):
             by_tag.setdefault(tag, []).append(doc)
-    guides = {d: {m["guide"], *m.get("also_in", [])} for d, m in env.kb_pages.items()}
+    guides = {d: {m["guide"], *m.get("also_in", [])} for d, m in pages.items()}
     out = {}
-    for doc, meta in env.kb_pages.items():
+    for doc, meta in pages.items():
         shared: dict[str, int] = {}
         for tag in meta.get("tags", []):
             for other in by_tag[tag]:
                 if other != doc:
                     shared[other] = shared.get(other, 0) + 1
-        for other in env.kb_pages:  # same guide, no shared tag: still related
+        for other in pages:  # same guide, no shared tag: still related
             if other != doc and other not in shared and guides[doc] & guides[other]:
                 shared[other] = 0
 
@@ -67,41 +66,38 @@ def related_all(env) -> dict[str, list[str]]:
 def on_env_get_updated(app, env) -> list[str]:
     """Articles whose 相关文章 list changed because another page changed."""
     before = kb_output_state.before(app, "related")
-    if not listings_changed(app) and before is not None and hasattr(env, "kb_related_shown"):
+    if not listings_changed(app, env) and before is not None and "related" in site(env):
         return []  # no title, tag, guide or page changed: every list is as it was
     shown = {d: [(r, title_of(env, r)) for r in rows] for d, rows in related_all(env).items()}
-    env.kb_related_shown = shown  # what the pages written now show
+    site(env)["related"] = shown  # what the pages written now show
     # compared with what the written pages show (kb_output_state), not with
     # the environment, which is saved before the pages are written
     kb_output_state.record(app, "related", shown)
     return sorted(d for d, rows in shown.items() if (before or {}).get(d) != rows)
 
 
-def _ref(app, fromdoc: str, todoc: str, text: str) -> nodes.reference:
-    return nodes.reference("", text, internal=True, refuri=app.builder.get_relative_uri(fromdoc, todoc))
-
-
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     env = app.env
-    if docname not in env.kb_pages or app.builder.format != "html":
+    pages = documents(env, "pages")
+    if docname not in pages or app.builder.format != "html":
         return
-    meta = env.kb_pages[docname]
+    meta = pages[docname]
     names = _tags(app)
     footer = nodes.container(classes=["kb-article-footer"])
     tagline = nodes.paragraph(classes=["kb-tags"])
     tagline += nodes.strong("", "标签：")
     for tag in meta.get("tags", []):
-        link = _ref(app, docname, f"tags/{tag}", names.get(tag, tag))
-        tagline += nodes.inline("", "", link, classes=["kb-tag"])
+        tagline += nodes.inline("", "", link(app, docname, f"tags/{tag}", names.get(tag, tag)),
+                                classes=["kb-tag"])
         tagline += nodes.Text(" ")
     footer += tagline
-    rows = [doc for doc, _ in getattr(env, "kb_related_shown", {}).get(docname, [])]
+    rows = [doc for doc, _ in site(env).get("related", {}).get(docname, [])]
     if rows:
         footer += nodes.rubric("", "相关文章", classes=["kb-related-heading"])
         blist = nodes.bullet_list(classes=["kb-related"])
         for doc in rows:
             para = nodes.paragraph()
-            para += _ref(app, docname, doc, title_of(env, doc))
+            para += link(app, docname, doc, title_of(env, doc))
             blist += nodes.list_item("", para)
         footer += blist
     section = next(iter(doctree.findall(nodes.section)), None)
@@ -123,21 +119,22 @@ def _page(app, pagename: str, title: str, items: list[tuple[str, str, str]], int
         for href, text, note in items)
     body = (f'<section id="tag-page"><h1>{escape(title)}</h1><p>{escape(intro)}</p>'
             f'<ul class="kb-tag-list">{rows}</ul></section>')
-    return pagename, {"title": title, "body": body, "kb_collected_page": True}, "page.html"
+    return pagename, {"title": title, "body": body}, "page.html"
 
 
 def on_collect_pages(app):
     env = app.env
+    pages = documents(env, "pages")
     names = _tags(app)
-    order = reading_order(env)
+    pos = {doc: i for i, doc in enumerate(reading_order(env))}
     by_tag: dict[str, list[str]] = {tag: [] for tag in names}
-    for doc in sorted(env.kb_pages, key=lambda d: (order.index(d) if d in order else 1e9, d)):
-        for tag in env.kb_pages[doc].get("tags", []):
+    for doc in sorted(pages, key=lambda d: (pos.get(d, 1e9), d)):
+        for tag in pages[doc].get("tags", []):
             by_tag.setdefault(tag, []).append(doc)
     rel = app.builder.get_relative_uri
     for tag, docs in by_tag.items():
         page = f"tags/{tag}"
-        items = [(rel(page, d), title_of(env, d), env.kb_pages[d].get("summary", "")) for d in docs]
+        items = [(rel(page, d), title_of(env, d), pages[d].get("summary", "")) for d in docs]
         yield _page(app, page, f"标签：{names.get(tag, tag)}", items,
                     f"共 {len(docs)} 篇文章带有这个标签。")
     items = [(rel("tags/index", f"tags/{t}"), names.get(t, t), f"{len(d)} 篇") for t, d in by_tag.items()]

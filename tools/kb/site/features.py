@@ -27,6 +27,8 @@ from urllib.parse import urljoin, urlparse
 from docutils import nodes
 from sphinx.util import logging
 
+from kb.core.store import documents, site
+from kb.pages.frontmatter import load_tags
 from kb.pages.listings import title_of
 
 logger = logging.getLogger(__name__)
@@ -73,12 +75,20 @@ def git_dates(root: Path) -> dict[str, str]:
 
 
 def on_builder_inited(app) -> None:
-    app.kb_git_dates = git_dates(Path(app.srcdir)) if app.builder.format == "html" else {}
+    # read once per build; the pages written in this build show them
+    site(app.env)["git_dates"] = git_dates(Path(app.srcdir)) if app.builder.format == "html" else {}
+
+
+def last_commit(app, docname: str) -> str | None:
+    """The date of the last commit of a document's source, if git knows it."""
+    if docname not in app.env.all_docs:
+        return None
+    return site(app.env)["git_dates"].get(app.env.doc2path(docname, False).as_posix())
 
 
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     """Reading time (and last update) under an article's H1."""
-    if docname not in getattr(app.env, "kb_pages", {}) or app.builder.format != "html":
+    if docname not in documents(app.env, "pages") or app.builder.format != "html":
         return
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is None:
@@ -86,7 +96,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     minutes = reading_minutes(section.astext())
     line = nodes.paragraph(classes=["kb-page-meta"])
     line += nodes.Text(f"阅读时间约 {minutes} 分钟")
-    date = app.kb_git_dates.get(app.env.doc2path(docname, False).as_posix())
+    date = last_commit(app, docname)
     if date:
         line += nodes.Text(f" · 最后更新：{date}")
     title = section.next_node(nodes.title)
@@ -94,7 +104,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 
 def _summary(app, pagename: str) -> str:
-    meta = getattr(app.env, "kb_pages", {}).get(pagename, {})
+    meta = documents(app.env, "pages").get(pagename, {})
     if meta:
         return meta.get("summary", "")
     return app.env.metadata.get(pagename, {}).get("summary", "") if pagename in app.env.all_docs else ""
@@ -105,10 +115,9 @@ def on_page_context(app, pagename, templatename, context, doctree) -> None:
     context["kb_page_url"] = urljoin(base, app.builder.get_target_uri(pagename)) if base else ""
     context["kb_summary"] = _summary(app, pagename)
     context["kb_base_path"] = urlparse(base).path or "/"
-    if pagename in app.env.all_docs:
-        date = app.kb_git_dates.get(app.env.doc2path(pagename, False).as_posix())
-        if date:
-            context["last_updated"] = date
+    date = last_commit(app, pagename)
+    if date:
+        context["last_updated"] = date
 
 
 def on_collect_pages(app):
@@ -122,8 +131,8 @@ def on_collect_pages(app):
 
 def _article_dates(app) -> list[tuple[str, str]]:
     out = []
-    for doc, meta in app.env.kb_pages.items():
-        date = str(meta.get("date") or app.kb_git_dates.get(app.env.doc2path(doc, False).as_posix(), ""))
+    for doc, meta in documents(app.env, "pages").items():
+        date = str(meta.get("date") or last_commit(app, doc) or "")
         out.append((doc, date))
     return out
 
@@ -141,7 +150,7 @@ def on_build_finished(app, exception) -> None:
     rows = []
     for doc in pages:
         url = escape(urljoin(base, app.builder.get_target_uri(doc)))
-        date = app.kb_git_dates.get(app.env.doc2path(doc, False).as_posix()) if doc in app.env.all_docs else None
+        date = last_commit(app, doc)
         lastmod = f"<lastmod>{date}</lastmod>" if date else ""
         rows.append(f"  <url><loc>{url}</loc>{lastmod}</url>")
     (outdir / "sitemap.xml").write_text(
@@ -152,7 +161,7 @@ def on_build_finished(app, exception) -> None:
     entries = []
     dated = sorted(_article_dates(app), key=lambda x: (x[1] or today, x[0]), reverse=True)
     for doc, date in dated:
-        meta = app.env.kb_pages[doc]
+        meta = documents(app.env, "pages")[doc]
         when = _rfc3339(date or today)
         url = escape(urljoin(base, app.builder.get_target_uri(doc)))
         entries.append(
@@ -174,12 +183,11 @@ def _rfc3339(date: str) -> str:
 
 
 def _tag_slugs(app) -> list[str]:
-    from kb.pages.frontmatter import load_tags
-
     return list(load_tags(Path(app.config.kb_data_dir)))
 
 
 def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb.core.store")
     app.setup_extension("kb.pages.frontmatter")
     app.connect("builder-inited", on_builder_inited)
     app.connect("doctree-resolved", on_doctree_resolved)

@@ -1,0 +1,28 @@
+"""kb.core.store keeps per-document data in a Sphinx domain: merged from the
+worker processes of a parallel read, dropped with a removed document,
+replaced when a document is read again, kept for the others."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ext_helpers import build_root  # noqa: F401 (fixture)
+from kb.core.store import documents
+
+pytest_plugins = ("sphinx.testing.fixtures",)
+
+
+def titles(app) -> dict[str, str]:
+    return {doc: value["title"] for doc, value in documents(app.env, "pages").items()}
+
+
+def test_per_document_data_follows_the_documents(build_root):
+    app = build_root("ext-store", parallel=2)  # read by worker processes, merged
+    assert titles(app) == {"index": "Home", **{p: f"Page {p}" for p in "abcdef"}}
+    srcdir = Path(app.srcdir)
+    (srcdir / "f.rst").unlink()
+    (srcdir / "index.rst").write_text((srcdir / "index.rst").read_text().replace("   f\n", ""))
+    (srcdir / "a.rst").write_text("Page A again\n============\n\nText.\n")
+    app = build_root("ext-store", freshenv=False)
+    assert titles(app) == {"index": "Home", "a": "Page A again",
+                           **{p: f"Page {p}" for p in "bcde"}}
