@@ -52,7 +52,7 @@ nitpicky = True
 # -- MyST ----------------------------------------------------------------------
 
 # Not "substitution": MyST evaluates {{ … }} as Jinja without a sandbox, and
-# every pull request is built with CI's credentials (kb_untrusted, KB016).
+# every pull request is built with CI's credentials (kb.guard.untrusted, KB016).
 myst_enable_extensions = [
     "colon_fence",
     "deflist",
@@ -74,13 +74,13 @@ html_title = "51 算力知识库"
 html_short_title = "51 算力"
 html_static_path = ["_static"]
 # _headers: the HTTP headers (Content-Security-Policy …) for hosts that read
-# that file, at the site's root; kb_html_guard checks the pages against it.
+# that file, at the site's root; kb.guard.html checks the pages against it.
 html_extra_path = ["_static/_headers"]
 templates_path = ["_templates"]
 html_css_files = ["kb.css"]
 # Local favicon: without one, browsers request /favicon.ico and log a 404.
 html_favicon = "_static/favicon.svg"
-# Per-page dates come from git (kb_site_features), not from the build time.
+# Per-page dates come from git (kb.site.features), not from the build time.
 html_last_updated_fmt = "%Y-%m-%d"
 html_copy_source = False
 html_show_sourcelink = False
@@ -94,15 +94,17 @@ html_theme_options = {
 
 # -- Search ----------------------------------------------------------------------
 
-# Pagefind replaces Sphinx's own index (kb_search); its settings: pagefind.yml.
+# Pagefind replaces Sphinx's own index (kb.search); its settings: pagefind.yml.
 # Sphinx's general index would be an empty page: nothing uses index directives.
 html_use_index = False
 html_domain_indices = False
 
 # -- Diagrams ----------------------------------------------------------------------
 
-# sphinxcontrib-mermaid renders in the browser; kb_mermaid_local serves mermaid
-# from _static (npm package, pinned in package-lock.json), never from a CDN.
+# Diagrams render in the browser; kb.site.mermaid serves mermaid from _static
+# (npm package, pinned in package-lock.json), never from a CDN. It takes the
+# settings of sphinxcontrib-mermaid's README that it honours (kb.site.mermaid's
+# MERMAID_CONFIG); that extension itself is not set up.
 # "strict": diagram text cannot carry HTML or click handlers into the page.
 mermaid_init_config = {"startOnLoad": False, "securityLevel": "strict"}
 
@@ -116,7 +118,7 @@ linkcheck_retries = 3
 linkcheck_rate_limit_timeout = 300.0
 linkcheck_workers = 4
 linkcheck_report_timeouts_as_broken = True
-# The patterns of data/linkcheck-ignore.yaml are added by kb_data when the
+# The patterns of data/linkcheck-ignore.yaml are added by kb.core.data when the
 # configuration is read, so a mistake there is a warning at its line.
 linkcheck_ignore = []
 

@@ -225,7 +225,6 @@ REFUSED_DIRECTIVES = {
     **{name: _UNSUPPORTED.format(name) for name in (
         "contents", "sectnum", "section-numbering", "target-notes", "header", "footer", "title")},
     # sphinxcontrib-mermaid's: imports the modules it names, on the machine that builds
-    # (registered by kb_mermaid_local, after sphinxcontrib-mermaid's own)
     "autoclasstree": "autoclasstree imports Python modules while the site builds; it is not "
                      "allowed in pages: draw the diagram in a mermaid block",
 }
@@ -625,8 +624,7 @@ def setup(app) -> dict[str, Any]:
                             ("include", ConfinedInclude),
                             ("csv-table", ConfinedCSVTable),
                             ("raw", RefusedRaw),
-                            *((name, RefusedDirective) for name in REFUSED_DIRECTIVES
-                              if name != "autoclasstree")):
+                            *((name, RefusedDirective) for name in REFUSED_DIRECTIVES)):
         app.add_directive(name, directive, override=True)
     app.add_transform(RefuseUnsafeNodes)
     app.connect("builder-inited", on_builder_inited)

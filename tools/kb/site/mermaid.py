@@ -7,7 +7,7 @@ Three jobs, each once per build:
   syntax error used to pass the build and show "Syntax error in text". Every
   diagram is parsed with mermaid's own parser, by one Node process per build
   (``mermaid_check.mjs`` beside this file, JSON over stdin/stdout). Results
-  are cached in the environment by a digest of the diagram text (and of the
+  are cached in the environment (kb.core.store) by a digest of the diagram text (and of the
   mermaid version, the checker and ``mermaid_init_config``), so an
   incremental build starts Node only for diagram text it has not seen; a
   broken diagram keeps failing every build until it is fixed, re-read or not.
@@ -18,21 +18,20 @@ Three jobs, each once per build:
   from a ``chunks/`` folder on demand. That build, the whole chunk folder and
   no source maps, is copied to ``<outdir>/_static/vendor/mermaid/``; nothing
   comes from a CDN.
-- **Load.** sphinxcontrib-mermaid writes an inline ``<script type="module">``
-  (import + initialisation) into pages, which a Content-Security-Policy
-  without ``'unsafe-inline'`` blocks. Pages with a diagram load
-  ``_static/kb-mermaid.js`` instead, with the settings from conf.py
-  (``mermaid_init_config``, themes, size, fullscreen button) in a data
-  attribute of its ``<script>`` tag, and ``_static/kb-mermaid.css``. Other
-  pages load neither.
+- **Load.** sphinxcontrib-mermaid's own setup would write an inline
+  ``<script type="module">`` (import + initialisation) into pages, which a
+  Content-Security-Policy without ``'unsafe-inline'`` blocks; it has no
+  option for an external loader (mgaitan/sphinxcontrib-mermaid#222). So it
+  is not set up as an extension: this one registers its directive and node
+  classes, and the config values of its README that this site honours
+  (MERMAID_CONFIG, same names and defaults). Pages with a diagram load
+  ``_static/kb-mermaid.js``, with those settings in a data attribute of its
+  ``<script>`` tag, and ``_static/kb-mermaid.css``. Other pages load neither.
 
-What this relies on in sphinxcontrib-mermaid beyond its documented options
-(its README documents the directive and the config values): the ``mermaid``
-node class with the diagram text in ``node["code"]``, the ``Mermaid``
-directive class, and that its inline loader is written only when
-``mermaid_output_format`` is ``"raw"``. Upstream has no option for an
-external loader yet: mgaitan/sphinxcontrib-mermaid#222. tests/test_mermaid.py
-fails if any of this changes.
+What this relies on in sphinxcontrib-mermaid: the ``mermaid`` node class
+with the diagram text in ``node["code"]``, the ``Mermaid`` directive class
+and its visitors for other formats than HTML. tests/test_mermaid.py fails if
+any of this changes.
 """
 
 from __future__ import annotations
@@ -46,10 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
-from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
-from sphinxcontrib.mermaid import Mermaid, mermaid
+from sphinxcontrib.mermaid import (Mermaid, latex_visit_mermaid, man_visit_mermaid, mermaid,
+                                   texinfo_visit_mermaid, text_visit_mermaid)
 
+from kb.core.store import documents, site
 from kb.guard import untrusted as kb_untrusted
 logger = logging.getLogger(__name__)
 
@@ -115,31 +115,11 @@ class LocatedMermaid(Mermaid):
         return result
 
 
-class DiagramCollector(EnvironmentCollector):
-    """``env.kb_mermaid``: docname -> [(line, code, zoom)] of its diagrams.
-
-    The documented Sphinx API for per-document data: purged when a document
-    is re-read or removed, merged from the worker processes under ``-j``."""
-
-    def clear_doc(self, app, env, docname: str) -> None:
-        _diagrams(env).pop(docname, None)
-
-    def merge_other(self, app, env, docnames: set[str], other) -> None:
-        theirs = _diagrams(other)
-        for docname in docnames:
-            if docname in theirs:
-                _diagrams(env)[docname] = theirs[docname]
-
-    def process_doc(self, app, doctree: nodes.document) -> None:
-        found = [(node.line, node["code"], "zoom" in node) for node in doctree.findall(mermaid)]
-        if found:
-            _diagrams(app.env)[app.env.docname] = found
-
-
-def _diagrams(env) -> dict[str, list[tuple[int | None, str, bool]]]:
-    if not hasattr(env, "kb_mermaid"):
-        env.kb_mermaid = {}
-    return env.kb_mermaid
+def collect_diagrams(app, doctree: nodes.document) -> None:
+    """The ``mermaid`` store: docname -> [(line, code, zoom)] of its diagrams."""
+    found = [(node.line, node["code"], "zoom" in node) for node in doctree.findall(mermaid)]
+    if found:
+        documents(app.env, "mermaid")[app.env.docname] = found
 
 
 # -- checking: one Node process for the diagram texts not seen before -------------
@@ -219,19 +199,19 @@ def run_checker(app, codes: list[str]) -> tuple[dict[str, str | None], str | Non
 
 
 def on_env_updated(app, env) -> None:
-    diagrams = _diagrams(env)
+    diagrams = documents(env, "mermaid")
     if not diagrams or app.builder.format != "html":
         return
     fingerprint = _fingerprint(app)
     keys = {code: _digest(fingerprint, code) for found in diagrams.values() for _, code, _ in found}
-    cache = {key: error for key, error in getattr(env, "kb_mermaid_parsed", {}).items()
+    cache = {key: error for key, error in site(env).get("mermaid_parsed", {}).items()
              if key in keys.values()}
     unseen = sorted({code for code, key in keys.items() if key not in cache})
     stuck = None
     if unseen:
         results, stuck = run_checker(app, unseen)
         cache.update({keys[code]: error for code, error in results.items()})
-    env.kb_mermaid_parsed = cache
+    site(env)["mermaid_parsed"] = cache
     _report(app, diagrams, keys, cache, stuck)
 
 
@@ -292,10 +272,6 @@ def add_assets(app, pagename, templatename, context, doctree) -> None:
 
 
 def on_config_inited(app, config) -> None:
-    # sphinxcontrib-mermaid writes its inline loader only in "raw" mode. The
-    # HTML markup is written by visit_mermaid_html below (never mermaid-cli),
-    # so this value only switches that loader off (see the module docstring).
-    config.mermaid_output_format = "svg"
     if config.mermaid_d3_zoom:
         _warn("KB060 mermaid_d3_zoom is not supported here (it loads d3 from a CDN); remove it "
               "from conf.py")
@@ -322,14 +298,34 @@ def on_build_finished(app, exception) -> None:
         shutil.copy2(src, dest)
 
 
+# sphinxcontrib-mermaid's config values (its README) that this site honours:
+# name -> (default, rebuild). Its others (output format, CDN versions and
+# local copies, mermaid-cli) have no effect here, so they are not offered.
+MERMAID_CONFIG = {
+    "mermaid_init_config": ({"startOnLoad": False}, "html"),
+    "mermaid_config": (None, "env"),  # read by its directive
+    "mermaid_light_theme": ("default", "html"),
+    "mermaid_dark_theme": ("dark", "html"),
+    "mermaid_width": ("100%", "html"),
+    "mermaid_height": ("500px", "html"),
+    "mermaid_fullscreen": (True, "html"),
+    "mermaid_fullscreen_button": ("⛶", "html"),
+    "mermaid_fullscreen_button_opacity": ("50", "html"),
+    "mermaid_d3_zoom": (False, "html"),  # refused (KB060)
+}
+
+
 def setup(app) -> dict[str, Any]:
-    app.setup_extension("sphinxcontrib.mermaid")
+    for name, (default, rebuild) in MERMAID_CONFIG.items():
+        app.add_config_value(name, default, rebuild)
     app.add_config_value("kb_mermaid_node", "node", "", types=[str])
     app.add_config_value("kb_mermaid_timeout", 120, "", types=[int])
-    app.add_directive("mermaid", LocatedMermaid, override=True)
-    app.add_directive("autoclasstree", kb_untrusted.RefusedDirective, override=True)
-    app.add_node(mermaid, override=True, html=(visit_mermaid_html, None))
-    app.add_env_collector(DiagramCollector)
+    app.add_directive("mermaid", LocatedMermaid)
+    app.add_node(mermaid, html=(visit_mermaid_html, None), latex=(latex_visit_mermaid, None),
+                 texinfo=(texinfo_visit_mermaid, None), text=(text_visit_mermaid, None),
+                 man=(man_visit_mermaid, None))
+    app.setup_extension("kb.core.store")
+    app.connect("doctree-read", collect_diagrams)
     app.connect("config-inited", on_config_inited)
     app.connect("env-updated", on_env_updated)
     app.connect("html-page-context", add_assets)

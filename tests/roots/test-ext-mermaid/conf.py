@@ -1,0 +1,5 @@
+# A page with a diagram and one without (tests/test_ext_mermaid.py).
+project = "diagrams"
+extensions = ["kb.site.mermaid"]
+mermaid_init_config = {"startOnLoad": False, "securityLevel": "strict"}
+kb_mermaid_node = "/nonexistent/node"  # the checker is tested in tests/test_mermaid.py
