@@ -3,21 +3,34 @@
 Two costs dominate a one-page edit at 1,000 articles (``make bench``), and
 neither changes the output:
 
-- **Parallel reads of a few pages.** Sphinx 9 uses its worker processes for
-  every read once ``-j`` is above 1, even for a single changed page; each
-  worker then pickles the whole environment back to the main process. Below
-  ``kb_parallel_threshold`` pages to read (default 20) this build reads
-  serially, and writes serially unless it has that many pages to write;
-  full builds stay parallel. tests/test_build_modes.py
-  compares -j 1 and -j 2 output.
+- **Parallel reads of a few pages.** Sphinx 9 reads in worker processes
+  whenever ``-j`` is above 1, even a single changed page; the worker then
+  pickles the whole environment back to the main process, which unpickles
+  it. Below ``kb_parallel_threshold`` pages to read (default 20) this
+  extension reads them itself, in the main process, exactly as Sphinx's
+  serial read does (``env-purge-doc``, ``env.clear_doc``,
+  ``builder.read_doc``), from ``env-before-read-docs``, whose list it then
+  empties; ``env-updated`` hands the pages back to Sphinx to be written
+  (its documented return value). Likewise, fewer pages than that to write
+  are written in the main process: the HTML builder is Sphinx's, with
+  ``write_documents`` (documented as the method to override) turning its
+  ``parallel_ok`` off first; more pages are written in parallel as usual
+  (a title shown in 100 相关文章 lists). A worker's exception can go
+  unreported in Sphinx 9's ParallelTasks.add_task (it terminates the other
+  workers and carries on), so a few pages are also safer written here.
+  tests/test_build_modes.py compares -j 1 and -j 2 output;
+  tests/test_ext_build_speed.py checks which process reads and writes.
 - **Garbage collection over the loaded environment.** The pickled
   environment of 1,000 articles unpickles into millions of objects that live
-  until the process ends; Python's cyclic collector walks all of them again
-  and again while they are loaded and while pages are written (about 3 s of
-  a 12 s edit). The collector is paused from this extension's setup until
-  the environment is loaded; then those objects move to the permanent
-  generation (``gc.freeze()``), which the collector skips, and collection
-  resumes for everything new.
+  until the build ends; Python's cyclic collector would walk all of them
+  again and again while they are loaded and while pages are written (about
+  3 s of a 12 s edit). The collector is paused from ``config-inited`` (the
+  last event before Sphinx loads the environment) to ``builder-inited``
+  (right after); then the objects alive move to the permanent generation
+  (``gc.freeze()``), which the collector skips, and collection resumes for
+  everything new. ``build-finished`` hands them back to the collector
+  (``gc.unfreeze()``), so a process that runs several builds (the tests)
+  frees the earlier ones.
 """
 
 from __future__ import annotations
@@ -25,38 +38,68 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from sphinx.util.parallel import parallel_available
+from sphinx.builders.html import StandaloneHTMLBuilder
+from sphinx.util.display import status_iterator
+
+# Whether this process's collector was paused here (and must be resumed).
+_paused = {"gc": False}
 
 
-def on_env_before_read_docs(app, env, docnames) -> None:
-    if not gc.isenabled():  # paused in setup(), once per process
+def on_config_inited(app, config) -> None:
+    if gc.isenabled():
+        gc.disable()  # while the environment is unpickled
+        _paused["gc"] = True
+
+
+def on_builder_inited(app) -> None:
+    if _paused["gc"]:
+        _paused["gc"] = False
         gc.freeze()
         gc.enable()
-    if app.parallel > 1 and len(docnames) < app.config.kb_parallel_threshold:
-        allowed = (parallel_available and app.builder.allow_parallel
-                   and app.is_parallel_allowed("write"))
-        _write_in_parallel_when_many(app.builder, app.parallel, allowed,
-                                     app.config.kb_parallel_threshold)
-        app.parallel = 1  # Sphinx then decides to read and write serially
 
 
-def _write_in_parallel_when_many(builder, jobs: int, allowed: bool, threshold: int) -> None:
-    """Few pages read can still mean many pages to write (a title shown in
-    100 相关文章 lists): those are written in parallel again, as Sphinx would."""
-    serial_write = builder.write_documents
+def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
+    if not docnames or len(docnames) >= app.config.kb_parallel_threshold:
+        return
+    read_here = list(docnames)
+    docnames.clear()  # nothing left for worker processes
+    for docname in status_iterator(read_here, "reading sources... ", "purple", len(read_here),
+                                   app.verbosity):
+        app.emit("env-purge-doc", env, docname)
+        env.clear_doc(docname)
+        app.builder.read_doc(docname)
+    _read_here[id(env)] = read_here
 
-    def write_documents(docnames) -> None:
-        if allowed and len(docnames) >= threshold:
-            builder._app.parallel = jobs
-            builder.parallel_ok = True
-        serial_write(docnames)
 
-    builder.write_documents = write_documents
+# What on_env_before_read_docs read, for env-updated of the same build.
+_read_here: dict[int, list[str]] = {}
+
+
+def on_env_updated(app, env) -> list[str]:
+    """The pages read above: Sphinx writes them, as the ones it read itself."""
+    return _read_here.pop(id(env), [])
+
+
+class HTMLBuilder(StandaloneHTMLBuilder):
+    """Sphinx's HTML builder; below kb_parallel_threshold pages, it writes
+    them in this process."""
+
+    def write_documents(self, docnames) -> None:
+        if len(docnames) < self.config.kb_parallel_threshold:
+            self.parallel_ok = False
+        super().write_documents(docnames)
+
+
+def on_build_finished(app, exception) -> None:
+    gc.unfreeze()
 
 
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_parallel_threshold", 20, "", types=[int])
+    app.add_builder(HTMLBuilder, override=True)
+    app.connect("config-inited", on_config_inited)
+    app.connect("builder-inited", on_builder_inited)
     app.connect("env-before-read-docs", on_env_before_read_docs)
-    if gc.isenabled():
-        gc.disable()  # until the environment is loaded (on_env_before_read_docs)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("env-updated", on_env_updated)
+    app.connect("build-finished", on_build_finished)
+    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}

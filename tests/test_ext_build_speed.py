@@ -1,0 +1,60 @@
+"""kb.site.build_speed: below kb_parallel_threshold pages (4 here) to read,
+they are read in the main process rather than by a worker that sends the
+whole environment back, and still written; below it to write, they are
+written in the main process too. At the threshold and above, Sphinx reads
+and writes in parallel as usual. The garbage collector runs again once the
+build is over. These fail if Sphinx stops honouring the builder's
+``parallel_ok`` in write_documents, or the docnames list of
+env-before-read-docs."""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+import pytest
+
+from ext_helpers import build_root  # noqa: F401 (fixture)
+from sphinx.util.parallel import parallel_available
+
+pytest_plugins = ("sphinx.testing.fixtures",)
+
+pytestmark = pytest.mark.skipif(not parallel_available, reason="needs fork (parallel builds)")
+
+
+def processes(srcdir: Path, what: str) -> dict[str, set[int]]:
+    """docname -> the processes that read (what="read") or wrote it, since last asked."""
+    log = srcdir / f"{what}-by.txt"
+    found: dict[str, set[int]] = {}
+    for line in log.read_text(encoding="utf-8").splitlines():
+        doc, pid = line.split()
+        found.setdefault(doc, set()).add(int(pid))
+    log.unlink()
+    return found
+
+
+def test_few_pages_are_read_and_written_here(build_root):
+    app = build_root("ext-build-speed", parallel=2)
+    srcdir = Path(app.srcdir)
+    processes(srcdir, "read"), processes(srcdir, "written")
+    (srcdir / "b.rst").write_text("Page b\n======\n\nEdited text.\n", encoding="utf-8")
+    (srcdir / "c.rst").write_text("Page c\n======\n\nEdited too.\n", encoding="utf-8")
+    app = build_root("ext-build-speed", parallel=2, freshenv=False)
+    here = {os.getpid()}
+    assert processes(srcdir, "read") == {"b": here, "c": here}
+    # and the page that lists them (Sphinx writes it again with them)
+    assert processes(srcdir, "written") == {"b": here, "c": here, "index": here}
+    assert "Edited text." in (Path(app.outdir) / "b.html").read_text(encoding="utf-8")
+    assert "Edited too." in (Path(app.outdir) / "c.html").read_text(encoding="utf-8")
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_many_pages_are_read_and_written_in_parallel(build_root):
+    app = build_root("ext-build-speed", parallel=2)
+    srcdir = Path(app.srcdir)
+    read, written = processes(srcdir, "read"), processes(srcdir, "written")
+    assert set(read) == set(written) == {"index", "a", "b", "c", "d"}
+    assert os.getpid() not in set().union(*read.values())
+    assert set().union(*written.values()) - {os.getpid()}  # some in a worker
+    assert gc.isenabled() and gc.get_freeze_count() == 0
