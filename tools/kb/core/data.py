@@ -520,5 +520,5 @@ def check_data(app, config) -> None:
 def setup(app) -> dict[str, Any]:
     # where the data files are; conf.py sets it to the repository's data/
     app.add_config_value("kb_data_dir", "data", "env", types=[str])
-    app.connect("config-inited", check_data, priority=100)
+    app.connect("config-inited", check_data)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -14,7 +14,10 @@ the next build reads, writes and checks them again, until they are fixed:
 - a warning tied to no document (a data file, ``_static/``, an included
   file, no location at all) makes the next build read every document;
 - at ``build-finished`` the set is saved next to the environment
-  (``kb-warned.json``); the next build returns it from ``env-get-outdated``.
+  (``kb-warned.json``), and saved again for each warning that a later
+  ``build-finished`` handler logs (kb.guard.html's KB015 among them), so
+  the order of the handlers does not matter; the next build returns the
+  set from ``env-get-outdated``.
   Each build marks the file unfinished before it reads: a build that never
   reached ``build-finished`` (Ctrl-C, a killed job; Sphinx keeps the
   environment it saved before writing) leaves the next one reading
@@ -53,6 +56,9 @@ class _Collector(logging.Handler):
         super().__init__(logging.WARNING)
         self.locations: list[Any] = []
         self.app = None
+        # once build-finished has saved the set: {"docs", "every"}, kept up
+        # to date with the warnings logged after it
+        self.finished: dict[str, Any] | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         if self.app is None or not self._counted(record):
@@ -61,7 +67,15 @@ class _Collector(logging.Handler):
         if isinstance(location, nodes.Node):  # mapped now: the node changes later
             source, line = get_source_line(location)
             location = f"{source}:{line or ''}" if source else None
-        self.locations.append(location)
+        if self.finished is None:
+            self.locations.append(location)
+            return
+        doc = docs_of(self.app, location, written_pages(self.app))
+        if doc == EVERY:
+            self.finished["every"] = True
+        else:
+            self.finished["docs"].add(doc)
+        _save(self.app, complete=True, **self.finished)
 
     def _counted(self, record: logging.LogRecord) -> bool:
         """Not silenced by ``suppress_warnings`` (the documented matching)."""
@@ -106,6 +120,7 @@ def _load(app) -> dict[str, Any]:
 def on_env_get_outdated(app, env, added, changed, removed) -> set[str]:
     """Before anything is read, saved or written: what the last build left,
     and "unfinished" until this one reaches build-finished."""
+    _collector.finished = None  # this build's warnings are collected from here
     _previous.update(_load(app))
     _save(app, complete=False, docs=_previous["docs"], every=True)
     if _previous["every"]:
@@ -169,7 +184,8 @@ def on_build_finished(app, exception) -> None:
     warned = {docs_of(app, location, pages) for location in _collector.locations}
     _collector.locations = []  # a next build of this application starts afresh
     every = EVERY in warned or exception is not None  # Sphinx drops the environment then
-    _save(app, complete=True, docs=warned - {EVERY}, every=every)
+    _collector.finished = {"docs": warned - {EVERY}, "every": every}
+    _save(app, complete=True, **_collector.finished)
 
 
 def setup(app) -> dict[str, Any]:
@@ -179,8 +195,7 @@ def setup(app) -> dict[str, Any]:
     if _collector not in sphinx_logger.handlers:
         sphinx_logger.addHandler(_collector)
     # from here on: warnings of the configuration and of setup count too
-    _collector.app, _collector.locations = app, []
+    _collector.app, _collector.locations, _collector.finished = app, [], None
     app.connect("env-get-outdated", on_env_get_outdated)
-    # after every other build-finished handler: kb_html_guard's KB015 among them
-    app.connect("build-finished", on_build_finished, priority=1000)
+    app.connect("build-finished", on_build_finished)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
