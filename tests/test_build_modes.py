@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,31 @@ def sources(tmp_path) -> Path:
     return make_kb(0, tmp_path / "kb")
 
 
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory) -> tuple[Path, Path]:
+    """(folder, snapshot): sources built once in folder/kb -> folder/html, and a
+    copy of both, file times kept, for `built` to restore."""
+    folder = tmp_path_factory.mktemp("built")
+    build(make_kb(0, folder / "kb"), folder / "html")
+    snapshot = tmp_path_factory.mktemp("snapshot")
+    for name in ("kb", "html"):
+        shutil.copytree(folder / name, snapshot / name, symlinks=True)
+    return folder, snapshot
+
+
+@pytest.fixture
+def built(pristine) -> tuple[Path, Path]:
+    """(sources, out): the sources and their full build, as the first build left
+    them; restored at the same place for each test (the environment the next
+    build reads names that place), instead of a full build per test."""
+    folder, snapshot = pristine
+    for path in folder.iterdir():
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    for name in ("kb", "html"):
+        shutil.copytree(snapshot / name, folder / name, symlinks=True)
+    return folder / "kb", folder / "html"
+
+
 def build(src: Path, out: Path, *extra: str):
     proc = sphinx_build(src / "docs", out, *extra, conf=src)
     assert proc.returncode == 0, proc.stderr
@@ -37,10 +63,10 @@ def build(src: Path, out: Path, *extra: str):
     return proc
 
 
-def test_parallel_build_equals_serial_build(sources, tmp_path):
-    build(sources, tmp_path / "j1", "-j", "1")
+def test_parallel_build_equals_serial_build(built, tmp_path):
+    sources, serial = built  # built without -j: serially
     build(sources, tmp_path / "j2", "-j", "2")
-    one, two = tree(tmp_path / "j1"), tree(tmp_path / "j2")
+    one, two = tree(serial), tree(tmp_path / "j2")
     assert one.keys() == two.keys()
     assert [f for f in one if one[f] != two[f]] == []
 
@@ -50,9 +76,12 @@ def test_parallel_build_equals_serial_build(sources, tmp_path):
     # few pages read but many to write: the write goes parallel (kb_build_speed)
     ("-j", "2", "-D", "kb_parallel_threshold=3"),
 ], ids=["default", "parallel-write"])
-def test_title_change_reaches_every_listing_without_full_rebuild(sources, tmp_path, extra):
-    out = tmp_path / "html"
-    build(sources, out, *extra)
+def test_title_change_reaches_every_listing_without_full_rebuild(request, tmp_path, extra):
+    if extra:  # the first build with the same options
+        sources, out = make_kb(0, tmp_path / "kb"), tmp_path / "html"
+        build(sources, out, *extra)
+    else:
+        sources, out = request.getfixturevalue("built")
     page = sources / "docs/training/llm-training-10-tips.md"
     text = page.read_text(encoding="utf-8")
     text = text.replace("title: 大模型训练优化实战：提升效率的 10 个技巧", "title: 十个训练技巧（改名）", 1)
@@ -90,9 +119,8 @@ def add_line(page: Path, line: str) -> None:
     page.write_text(page.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
 
 
-def test_a_small_edit_is_indexed_after_the_build_returns(sources, tmp_path):
-    out = tmp_path / "html"
-    build(sources, out)  # a full build indexes in the build
+def test_a_small_edit_is_indexed_after_the_build_returns(built):
+    sources, out = built  # a full build indexes in the build
     assert (out / "pagefind/pagefind-entry.json").exists()
     add_line(sources / "docs/hardware/nvidia-lpu.md", "斑马鱼索引测试词。")
     proc = sphinx_build(sources / "docs", out, conf=sources, wait_for_index=False)
@@ -102,15 +130,14 @@ def test_a_small_edit_is_indexed_after_the_build_returns(sources, tmp_path):
     assert "斑马鱼索引测试词" in indexed_text(out)
     assert not kb_pagefind.failure_file(out).exists()
     # the index was swapped in whole: nothing half-written is left next to it
-    assert sorted(p.name for p in tmp_path.glob(".html.*")) == [".html.pagefind-lock",
+    assert sorted(p.name for p in out.parent.glob(".html.*")) == [".html.pagefind-lock",
                                                                   ".html.pagefind-log"]
 
 
-def test_a_glossary_edit_reaches_every_page_that_names_the_term(sources, tmp_path):
+def test_a_glossary_edit_reaches_every_page_that_names_the_term(built, tmp_path):
     """Pages carry the glossary's names for the index: a new alias is written
     into every page that names the term, and the index finds it."""
-    out = tmp_path / "html"
-    build(sources, out)
+    sources, out = built
     glossary = sources / "data/glossary.yaml"
     text = glossary.read_text(encoding="utf-8")
     glossary.write_text(text.replace("aliases: [AMP, ", "aliases: [AMP, 斑马精度, ", 1), encoding="utf-8")
@@ -124,11 +151,10 @@ def test_a_glossary_edit_reaches_every_page_that_names_the_term(sources, tmp_pat
     assert [f for f in full if inc.get(f) != full[f]] == []
 
 
-def test_a_tag_dropped_from_the_vocabulary_fails_the_next_incremental_build(sources, tmp_path):
+def test_a_tag_dropped_from_the_vocabulary_fails_the_next_incremental_build(built):
     """Front matter is checked against data/tags.yaml when a page is read: a
     vocabulary edit makes every page be read again, not only the edited ones."""
-    out = tmp_path / "html"
-    build(sources, out)
+    sources, out = built
     tags = sources / "data/tags.yaml"
     tags.write_text(tags.read_text(encoding="utf-8").replace("mixed-precision: 混合精度\n", ""),
                     encoding="utf-8")
@@ -138,9 +164,8 @@ def test_a_tag_dropped_from_the_vocabulary_fails_the_next_incremental_build(sour
                      proc.stderr), proc.stderr
 
 
-def test_a_failed_background_index_fails_the_next_build(sources, tmp_path):
-    out = tmp_path / "html"
-    build(sources, out)
+def test_a_failed_background_index_fails_the_next_build(built):
+    sources, out = built
     config = sources / "pagefind.yml"
     good = config.read_text(encoding="utf-8")
     config.write_text("exclude_selectors: 42\n", encoding="utf-8")  # Pagefind refuses it
