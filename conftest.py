@@ -26,6 +26,12 @@ from sybil.parsers.myst import ClearNamespaceParser, PythonCodeBlockParser, Skip
 
 ROOT = Path(__file__).resolve().parent
 
+# sphinx.testing's fixtures (app, make_app, …) and its `sphinx` marker, for the
+# extensions' in-process tests on tiny projects (tests/roots/test-*/; the
+# rootdir fixture is in tests/conftest.py). Loaded here, before collection, so
+# that --strict-markers knows the marker.
+pytest_plugins = ("sphinx.testing.fixtures",)
+
 # No sample may reach a model hub or the network.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -33,6 +33,13 @@ def sphinx_build(src: Path, out: Path, *extra: str, conf: Path = ROOT,
 
 
 @pytest.fixture(scope="session")
+def rootdir() -> Path:
+    """Where sphinx.testing finds the test roots: @pytest.mark.sphinx("html",
+    testroot="ext-x") builds a copy of tests/roots/test-ext-x/."""
+    return Path(__file__).resolve().parent / "roots"
+
+
+@pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
     """The site built from docs/ into a temporary folder, with zero warnings."""
     out = tmp_path_factory.mktemp("site")

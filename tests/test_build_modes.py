@@ -15,6 +15,8 @@ from conftest import sphinx_build
 from synth_kb import make_kb
 
 ROOT = Path(__file__).resolve().parent.parent
+# every test builds the whole site
+pytestmark = pytest.mark.slow
 # Files whose bytes legitimately differ between two builds of the same sources.
 VOLATILE = re.compile(r"^(\.doctrees/|\.buildinfo|pagefind/|_static/vendor/)")
 
