@@ -11,6 +11,7 @@ import yaml
 
 import import_export as imp
 from kb.pages import frontmatter as kb_frontmatter
+from one_build import register
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -87,27 +88,36 @@ def test_home_is_the_welcome_page_with_the_guides_as_way_in(site):
     assert links(guides) == [f"{g}/index.html" for g in ("training", "inference", "hardware", "industry")]
 
 
-@pytest.mark.slow
-def test_a_new_article_with_valid_front_matter_is_listed(tmp_path):
-    """Adding a page is enough: no listing is edited by hand."""
-    import shutil
+NEW_ARTICLE = ("---\ntitle: 新文章 {n}\nguide: training\ntags: [memory]\nsummary: 新文章 {n} 的摘要。\n---\n\n"
+               "# 新文章 {n}\n\n正文。\n")
 
-    from conftest import sphinx_build
 
-    docs = tmp_path / "docs"
-    shutil.copytree(DOCS, docs)
-    (docs / "training" / "new-article.md").write_text(
-        "---\ntitle: 新文章\nguide: training\ntags: [memory]\nsummary: 新文章的摘要。\n---\n\n"
-        "# 新文章\n\n正文。\n", encoding="utf-8")
-    out = tmp_path / "html"
-    proc = sphinx_build(docs, out)
-    # an article outside every toctree is a warning: the contributor must place it
-    assert "document isn't included in any toctree" in proc.stderr
-    index = docs / "training" / "index.md"
+def _placed_article(repo, at) -> str:
+    (repo / "docs/training/new-article.md").write_text(NEW_ARTICLE.format(n=at.tag), encoding="utf-8")
+    index = repo / "docs/training/index.md"
     index.write_text(index.read_text(encoding="utf-8").replace(
         "training-platform-from-scratch\n", "training-platform-from-scratch\nnew-article\n"),
         encoding="utf-8")
-    proc = sphinx_build(docs, out)
-    assert proc.returncode == 0, proc.stderr
-    assert "新文章的摘要。" in (out / "articles.html").read_text(encoding="utf-8")
-    assert "新文章的摘要。" in (out / "training" / "index.html").read_text(encoding="utf-8")
+    return f"新文章 {at.tag} 的摘要。"
+
+
+def _unplaced_article(repo, at) -> str:
+    (repo / "docs/training/unplaced.md").write_text(NEW_ARTICLE.format(n=at.tag), encoding="utf-8")
+    return "docs/training/unplaced.md"
+
+
+# the valid contribution joins the build of the group "valid", the one that
+# forgot the toctree the group "pages" (tests/one_build.py)
+register("valid", "site", {"new-article": _placed_article})
+register("pages", "site", {"unplaced-article": _unplaced_article})
+
+
+def test_a_new_article_with_valid_front_matter_is_listed(one_build):
+    """Adding a page is enough: no listing is edited by hand."""
+    # an article outside every toctree is a warning: the contributor must place it
+    r = one_build("pages")["site/unplaced-article"]
+    assert f"{r.value}: WARNING: document isn't included in any toctree" in r.out, r.out[-3000:]
+    r = one_build("valid")["site/new-article"]
+    assert r.run.proc.returncode == 0, r.out[-3000:]
+    assert r.value in (r.repo / "_build/html/articles.html").read_text(encoding="utf-8")
+    assert r.value in (r.repo / "_build/html/training/index.html").read_text(encoding="utf-8")
