@@ -1,8 +1,10 @@
 """Contributor kit: scaffold, CI configuration, link check, and every mistake caught with its place.
 
-The bad-input matrix copies the repository, applies one contributor mistake,
-and runs the make target a contributor (and CI) would run. The target must
-fail with a message naming the page and line; the unmodified copy passes.
+The bad-input matrix applies each contributor mistake to an article of its
+own in a copy of the repository and runs the make target a contributor (and
+CI) would run, once for all the mistakes of a target (tests/one_build.py).
+The target must fail with a message naming each page and line; without the
+mistakes it passes.
 """
 
 from __future__ import annotations

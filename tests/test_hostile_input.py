@@ -14,9 +14,7 @@ would be read share a small group of their own ("symlinks", "stopped",
 "toctree", "static-link"). Tests that build several times in a row (a
 failed build, a deleted page) keep a copy each, of a repository whose
 docs/ has four pages (one_build.tiny_repo: what one build leaves to the next
-does not depend on the number of pages); the interrupted build, which
-needs pages that a title change writes in a known order, a copy of the
-whole repository.
+does not depend on the number of pages).
 """
 
 from __future__ import annotations
@@ -470,20 +468,24 @@ def setup(app):
 '''
 
 
-def test_an_interrupted_build_then_make_html_equals_a_full_build(repo, tmp_path, monkeypatch):
+def test_an_interrupted_build_then_make_html_equals_a_full_build(tiny_repo, tmp_path, monkeypatch):
+    repo = tiny_repo
     (repo / "tools/kb_interrupt_for_test.py").write_text(INTERRUPT, encoding="utf-8")
     with open(repo / "conf.py", "a", encoding="utf-8") as conf:
         conf.write('\nextensions.append("kb_interrupt_for_test")\n')
     assert _make(repo, "html").returncode == 0
-    page = repo / "docs/training/llm-training-10-tips.md"
+    page = repo / TINY_PAGE
     text = page.read_text(encoding="utf-8")
-    old = "大模型训练优化实战：提升效率的 10 个技巧"
+    old = "梯度累积"
     page.write_text(text.replace(f"title: {old}", "title: 十个训练技巧", 1)
                     .replace(f"# {old}", "# 十个训练技巧", 1), encoding="utf-8")
-    # the first page of the run is written, the second interrupts it
-    monkeypatch.setenv("KB_INTERRUPT_AT", "errata")
+    # pages are written in name order: the guide's listing is written, the article interrupts
+    monkeypatch.setenv("KB_INTERRUPT_AT", "training/x")
     interrupted = _make(repo, "html")
     assert interrupted.returncode != 0 and "Interrupted" in interrupted.stdout + interrupted.stderr
+    site = repo / "_build/html"
+    assert "十个训练技巧" in (site / "training/index.html").read_text(encoding="utf-8")
+    assert "十个训练技巧" not in (site / "training/x.html").read_text(encoding="utf-8")
     monkeypatch.delenv("KB_INTERRUPT_AT")
     assert _make(repo, "html").returncode == 0
     full = tmp_path / "full"
