@@ -11,9 +11,16 @@ then asserts its own ``path:LINE: KBnnn`` line, the exit status, and that
 nothing of that case was published.
 
 Cases that stop the build before the others would be read (a symlink, a
-page over the size limit, a page named like a generated one) or that
-change the same file in ways that exclude each other go to groups of their
-own. Which cases share a group is written next to them in the test files.
+page over the size limit, a page named like a generated one), that change
+the same file in ways that exclude each other, or that would hide another
+case (an unusable tags.yaml leaves tags unchecked) go to groups of their
+own. Valid contributions share the group "valid", whose build must pass;
+the mistakes in code samples the group "snippets" (`make snippets`). Which
+cases share a group is written next to them in the test files.
+
+A case that needs a file name or a host of its own uses ``at.tag``; what
+each case must not publish is its own (a secret outside the copy, a host
+only it names), so that one case's leak fails its own test.
 """
 
 from __future__ import annotations
