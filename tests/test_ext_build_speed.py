@@ -47,7 +47,7 @@ def test_few_pages_are_read_and_written_here(build_root):
     assert processes(srcdir, "written") == {"b": here, "c": here, "index": here}
     assert "Edited text." in (Path(app.outdir) / "b.html").read_text(encoding="utf-8")
     assert "Edited too." in (Path(app.outdir) / "c.html").read_text(encoding="utf-8")
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled()
 
 
 def test_many_pages_are_read_and_written_in_parallel(build_root):
@@ -57,4 +57,4 @@ def test_many_pages_are_read_and_written_in_parallel(build_root):
     assert set(read) == set(written) == {"index", "a", "b", "c", "d"}
     assert os.getpid() not in set().union(*read.values())
     assert set().union(*written.values()) - {os.getpid()}  # some in a worker
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled()

@@ -14,10 +14,11 @@ incremental builds). ``KnowledgeBase`` keeps two kinds:
   kb.pages.glossary), ``editor_notes`` (kb.editorial.notes), ``mermaid``
   (diagrams, kb.site.mermaid).
 - **for the whole site** (``site(env)``: name -> value): what is derived
-  from all documents once they are read (reading order, the 相关文章 lists,
-  the sidebar windows) or read once per build (git dates), for the pages
-  written in this build; and caches kept from build to build (the mermaid
-  parse results).
+  from all documents once they are read (reading order, the 相关文章 lists)
+  or read once per build (git dates), for the pages written in this build;
+  and caches kept from build to build (the mermaid parse results). What
+  pages show of other pages, compared from build to build, is kept by
+  kb.site.output_state instead (saved once the pages are written).
 
 ``SHOWN_IN_LISTINGS``: the per-document stores that pages listing other
 pages show; when one changes, those pages are written again (kb.pages.listings).
@@ -47,7 +48,7 @@ class KnowledgeBase(Domain):
     label = "51 算力知识库"
     initial_data: dict[str, Any] = {"documents": {name: {} for name in PER_DOCUMENT},
                                     "site": {}}
-    data_version = 1
+    data_version = 2
 
     def clear_doc(self, docname: str) -> None:
         for store in self.data["documents"].values():

@@ -25,11 +25,10 @@ term usage). An incremental build never shows a stale title, and an edit to
 an article's body does not rewrite the 1,000-entry listings. The listing is
 computed at write time, so listing pages are not re-read.
 
-Once every page is read (``env-updated``), this extension puts two values in
-``site(env)`` for the pages written in this build: ``reading_order`` (all
-documents, the toctrees depth first) and ``listing_signature`` (what
-listings show, per document). ``listings_changed(app, env)`` compares the
-signature with what the written pages showed (kb.site.output_state).
+Once every page is read (``env-updated``), this extension computes the
+reading order (all documents, the toctrees depth first; ``site(env)``) and
+records what listings show, per document, in kb.site.output_state;
+``listings_changed(app)`` compares that with what the written pages showed.
 """
 
 from __future__ import annotations
@@ -190,14 +189,14 @@ def listing_signature(env) -> dict:
 def on_env_updated(app, env) -> None:
     """Every page is read: what this build's pages show of the others."""
     site(env)["reading_order"] = _reading_order(env)
-    site(env)["listing_signature"] = listing_signature(env)
+    kb_output_state.record(app, "listings", listing_signature(env))
 
 
-def listings_changed(app, env) -> bool:
+def listings_changed(app) -> bool:
     """Whether what listings show changed since the last complete build:
     compared with what the written pages show, not with the environment,
     which is saved before the pages are written (kb.site.output_state)."""
-    return site(env)["listing_signature"] != kb_output_state.before(app, "listings")
+    return kb_output_state.current(app, "listings") != kb_output_state.before(app, "listings")
 
 
 def on_env_get_updated(app, env) -> list[str]:
@@ -206,9 +205,7 @@ def on_env_get_updated(app, env) -> list[str]:
     Their listings are filled in at write time from the environment, so they
     need no re-reading (which would make every one-page edit a parallel read).
     """
-    changed = listings_changed(app, env)
-    kb_output_state.record(app, "listings", site(env)["listing_signature"])
-    return sorted(documents(env, "listings")) if changed else []
+    return sorted(documents(env, "listings")) if listings_changed(app) else []
 
 
 def setup(app) -> dict[str, Any]:

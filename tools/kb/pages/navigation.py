@@ -16,7 +16,6 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from kb.core.store import site
 from kb.site import output_state as kb_output_state
 
 # The one call of Sphinx's ``toctree`` template function that this answers
@@ -94,7 +93,7 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
     # last article of 训练 does not lead on to the 推理 landing page.
     folder = pagename.split("/")[0]
     if "/" in pagename:
-        row = site(app.env)["nav"].get(pagename)
+        row = (kb_output_state.current(app, "nav") or {}).get(pagename)
         near = row[2] if row else (None, None)
         for key, shown in zip(("prev", "next"), near):
             if shown and shown[0].split("/")[0] != folder:
@@ -126,7 +125,6 @@ def on_env_get_updated(app, env) -> list[str]:
     """Pages whose sidebar or previous / next show a title that changed,
     compared with what the written pages show (kb_output_state)."""
     shown = nav_shown(app, env)
-    site(env)["nav"] = shown  # what this build's pages show
     before = kb_output_state.before(app, "nav")
     kb_output_state.record(app, "nav", shown)
     if before is None:
@@ -136,7 +134,6 @@ def on_env_get_updated(app, env) -> list[str]:
 
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_nav_window", 9, "html", types=[int])
-    app.setup_extension("kb.core.store")
     app.setup_extension("kb.site.output_state")
     app.connect("env-get-updated", on_env_get_updated)
     # before furo's handler (priority 500), which calls context["toctree"]

@@ -66,7 +66,7 @@ def related_all(env) -> dict[str, list[str]]:
 def on_env_get_updated(app, env) -> list[str]:
     """Articles whose 相关文章 list changed because another page changed."""
     before = kb_output_state.before(app, "related")
-    if not listings_changed(app, env) and before is not None and "related" in site(env):
+    if not listings_changed(app) and before is not None and "related" in site(env):
         return []  # no title, tag, guide or page changed: every list is as it was
     shown = {d: [(r, title_of(env, r)) for r in rows] for d, rows in related_all(env).items()}
     site(env)["related"] = shown  # what the pages written now show

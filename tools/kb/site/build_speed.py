@@ -28,9 +28,10 @@ neither changes the output:
   last event before Sphinx loads the environment) to ``builder-inited``
   (right after); then the objects alive move to the permanent generation
   (``gc.freeze()``), which the collector skips, and collection resumes for
-  everything new. ``build-finished`` hands them back to the collector
-  (``gc.unfreeze()``), so a process that runs several builds (the tests)
-  frees the earlier ones.
+  everything new. A process that runs another build (the tests) hands them
+  back to the collector (``gc.unfreeze()``) when that build starts, so the
+  earlier builds are freed; not at ``build-finished``, where a collection
+  over the whole environment would cost seconds for nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ _paused = {"gc": False}
 
 
 def on_config_inited(app, config) -> None:
+    gc.unfreeze()  # an earlier build of this process, if any
     if gc.isenabled():
         gc.disable()  # while the environment is unpickled
         _paused["gc"] = True
@@ -64,7 +66,7 @@ def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
     read_here = list(docnames)
     docnames.clear()  # nothing left for worker processes
     for docname in status_iterator(read_here, "reading sources... ", "purple", len(read_here),
-                                   app.verbosity):
+                                   app.config.verbosity):
         app.emit("env-purge-doc", env, docname)
         env.clear_doc(docname)
         app.builder.read_doc(docname)
@@ -90,10 +92,6 @@ class HTMLBuilder(StandaloneHTMLBuilder):
         super().write_documents(docnames)
 
 
-def on_build_finished(app, exception) -> None:
-    gc.unfreeze()
-
-
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_parallel_threshold", 20, "", types=[int])
     app.add_builder(HTMLBuilder, override=True)
@@ -101,5 +99,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("builder-inited", on_builder_inited)
     app.connect("env-before-read-docs", on_env_before_read_docs)
     app.connect("env-updated", on_env_updated)
-    app.connect("build-finished", on_build_finished)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,7 +12,9 @@ written every page (``build-finished`` without an exception):
 
 - ``before(app, key)``: what the pages showed after the last complete build
   (None: unknown, so every page concerned is written);
-- ``record(app, key, value)``: what this build's pages show.
+- ``record(app, key, value)``: what this build's pages show;
+- ``current(app, key)``: what was recorded so far in this build (None if
+  nothing), for the pages written in this build.
 
 It also removes the static files the project no longer has, and the pages
 of documents that no longer exist (deleted or
@@ -54,6 +56,10 @@ def before(app, key: str) -> Any:
 
 def record(app, key: str, value: Any) -> None:
     _state["now"][key] = value
+
+
+def current(app, key: str) -> Any:
+    return _state["now"].get(key)
 
 
 def on_builder_inited(app) -> None:
