@@ -87,7 +87,11 @@ def is_remote(url: str) -> bool:
 
 def allowed_roots(app) -> tuple[str, ...]:
     """Folders a page may pull files from: docs/ and _static/ (real paths)."""
-    return tuple(os.path.realpath(p) for p in (app.srcdir, Path(app.confdir) / "_static"))
+    return roots_of(app.srcdir, app.confdir)
+
+
+def roots_of(srcdir, confdir) -> tuple[str, ...]:
+    return tuple(os.path.realpath(p) for p in (srcdir, Path(confdir) / "_static"))
 
 
 def inside(path: str | os.PathLike, roots: tuple[str, ...]) -> bool:
@@ -145,7 +149,7 @@ class _Confined(SphinxDirective):
             _refuse_file(directive_location(self), self.what, argument.strip(), STANDARD)
             return True
         _, absolute = self.env.relfn2path(argument.strip(), self.env.docname)
-        problem = file_problem(absolute, allowed_roots(self.env.app))
+        problem = file_problem(absolute, roots_of(self.env.srcdir, self.config.kb_confdir))
         if problem:
             _refuse_file(directive_location(self), self.what, argument.strip(), problem)
             return True
@@ -430,11 +434,11 @@ class RefuseUnsafeNodes(SphinxTransform):
     default_priority = 800  # after docutils' and MyST's own transforms made the references
 
     def apply(self, **kwargs: Any) -> None:
-        app, docname = self.app, self.env.docname
-        roots = allowed_roots(app)
+        docname, srcdir, confdir = self.env.docname, self.env.srcdir, self.config.kb_confdir
+        roots = roots_of(srcdir, confdir)
         # the sources and the data next to conf.py (the glossary is generated from data/)
-        repo = (os.path.realpath(app.confdir), os.path.realpath(app.srcdir))
-        git = (os.path.join(os.path.realpath(app.confdir), ".git"),)
+        repo = (os.path.realpath(confdir), os.path.realpath(srcdir))
+        git = (os.path.join(os.path.realpath(confdir), ".git"),)
         for node in list(self.document.findall(nodes.Element, include_self=False)):
             if node.parent is None:
                 continue  # removed with an ancestor
@@ -618,8 +622,17 @@ def on_builder_inited(app) -> None:
         raise BuildStopped
 
 
+def note_confdir(app, config) -> None:
+    """The folder of conf.py, for the checks that run where only the
+    environment and the configuration are at hand (Sphinx 9 deprecates
+    their ``app``)."""
+    config.kb_confdir = str(app.confdir)
+
+
 def setup(app) -> dict[str, Any]:
     app.setup_extension("myst_parser")
+    app.add_config_value("kb_confdir", "", "", types=[str])
+    app.connect("config-inited", note_confdir)
     for name, directive in (("literalinclude", ConfinedLiteralInclude),
                             ("include", ConfinedInclude),
                             ("csv-table", ConfinedCSVTable),
