@@ -33,6 +33,7 @@ from sphinx import addnodes
 from kb.core import data as kb_data
 from kb.core.store import documents
 from kb.pages.listings import holds_listing
+from kb.site import output_state
 from sphinx.util.docutils import SphinxDirective
 
 # At most this many "出现在" links per term.
@@ -100,6 +101,34 @@ def collect_usage(app, doctree) -> None:
         documents(env, "term_usage")[env.docname] = used
 
 
+def term_anchors(env) -> dict[str, str]:
+    """Where each glossary term is defined (lowercased name -> page#anchor),
+    from the standard domain's documented ``get_objects()``."""
+    return {name.lower(): f"{doc}#{anchor}"
+            for name, _, objtype, doc, anchor, _ in env.get_domain("std").get_objects()
+            if objtype == "term"}
+
+
+def on_env_get_updated(app, env) -> list[str]:
+    """Pages that link a term whose anchor moved are written again.
+
+    A term without an ASCII name gets a numbered anchor (``#term-12``) in the
+    order of the glossary, so an entry or alias added to data/glossary.yaml
+    moves the anchors of the terms after it; the pages that link those terms
+    did not change and would keep the old anchors. Compared with what the
+    written pages link (kb.site.output_state), so an interrupted build does
+    not lose the rewrite."""
+    anchors = term_anchors(env)
+    before = output_state.before(app, "term_anchors")
+    output_state.record(app, "term_anchors", anchors)
+    if before == anchors:
+        return []
+    moved = None if before is None else {n for n in anchors.keys() | before.keys()
+                                          if anchors.get(n) != before.get(n)}
+    return sorted(doc for doc, used in documents(env, "term_usage").items()
+                  if moved is None or used & moved)
+
+
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     env = app.env
     for node in list(doctree.findall(kb_glossary_usage)):
@@ -125,9 +154,11 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.pages.listings")  # kb_data_dir; the page is written again when usage changes
+    app.setup_extension("kb.site.output_state")
     app.add_node(kb_glossary_usage)
     app.add_directive("kb-glossary", GlossaryDirective)
     app.connect("doctree-read", collect_usage)
     app.connect("doctree-resolved", on_doctree_resolved)
+    app.connect("env-get-updated", on_env_get_updated)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 2}
