@@ -12,7 +12,8 @@ group "pages", each case on an article or page of its own, `make html`
 once with ``--keep-going``); cases that stop the build before the others
 would be read share a small group of their own ("symlinks", "stopped",
 "toctree", "static-link"). Tests that build several times in a row (a
-failed build, a deleted page) keep a copy each, of a repository whose
+deleted page, an interrupted build; the three failed builds share one
+sequence) keep a copy each, of a repository whose
 docs/ has four pages (one_build.tiny_repo: what one build leaves to the next
 does not depend on the number of pages).
 """
@@ -30,6 +31,7 @@ import pytest
 import yaml
 
 from one_build import SECRET, published_text, register
+from one_build import tiny_repo as _one_build_tiny
 from test_build_modes import tree
 from conftest import sphinx_build
 from test_contributor_kit import PAGE, _append, _make
@@ -552,7 +554,7 @@ FAILED_BUILDS = {
     # the math role loads MathJax from a CDN in the written page
     "math-from-a-cdn": (
         lambda repo, secret: _append(repo, "质能方程 {math}`E=mc^2`。\n", page="docs/errata.md"),
-        "docs/errata.md", r"_build/html/errata\.html:\d+: WARNING: KB015"),
+        "docs/errata.md", r"_build/html/errata\.html:\d+: WARNING: KB015 script from another host"),
     "toctree-javascript-entry": (
         lambda repo, secret: _append(
             repo, "```{toctree}\n点我 <javascript://%0aalert(document.domain)>\n```\n",
@@ -565,45 +567,62 @@ FAILED_BUILDS = {
 }
 
 
+@pytest.fixture(scope="module")
+def failed_builds(tmp_path_factory, secret) -> dict:
+    """One tiny repository through the whole sequence, every case at once: a
+    passing build; the cases added: a failing build, then two more with nothing
+    changed; the cases removed: a passing build, then a full build to compare.
+    Each case's test checks its own warning in each run (a page that is not
+    read again loses its warning in the reruns)."""
+    repo = _one_build_tiny(tmp_path_factory.mktemp("failed") / "kb")
+    runs: dict = {"repo": repo}
+    runs["initial"] = _make(repo, "html")
+    originals = {page: (repo / page).read_text(encoding="utf-8")
+                 for _, page, _ in FAILED_BUILDS.values()}
+    for add, _, _ in FAILED_BUILDS.values():
+        add(repo, secret)
+    runs["first"] = _make(repo, "html")
+    # Twice: the first rerun may come within kb_html_guard's 2 s of the page being written.
+    runs["reruns"] = [_make(repo, "html") for _ in range(2)]
+    for page, text in originals.items():
+        (repo / page).write_text(text, encoding="utf-8")
+    runs["fixed"] = _make(repo, "html")
+    full = tmp_path_factory.mktemp("failed-full")
+    shutil.copytree(repo / "docs", full / "docs")
+    runs["full"] = sphinx_build(full / "docs", full / "html", "-j", "auto", conf=repo)
+    from kb.search import pagefind as kb_pagefind
+    kb_pagefind.wait(repo / "_build/html")
+    runs["trees"] = tree(repo / "_build/html"), tree(full / "html")
+    return runs
+
+
 @pytest.mark.parametrize("case", sorted(FAILED_BUILDS))
-def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(tiny_repo, secret, tmp_path,
-                                                                        case):
-    repo = tiny_repo
-    add, page, expected = FAILED_BUILDS[case]
-    original = (repo / page).read_text(encoding="utf-8")
-    assert _make(repo, "html").returncode == 0
-    add(repo, secret)
-    first = _make(repo, "html")
+def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(failed_builds, case):
+    runs, repo = failed_builds, failed_builds["repo"]
+    _, page, expected = FAILED_BUILDS[case]
+    assert runs["initial"].returncode == 0, (runs["initial"].stdout + runs["initial"].stderr)[-3000:]
+    first = runs["first"]
     assert first.returncode != 0
     assert re.search(expected, first.stdout + first.stderr), (first.stdout + first.stderr)[-3000:]
     # nothing changed: the same failure, at the same place, and only the pages
     # that warned are read again (a full read here means the warnings' locations
-    # were not understood: see kb_rebuild_failed's docstring). Twice: the first
-    # rerun may come within kb_html_guard's 2 s of the page being written.
-    reruns = [_make(repo, "html") for _ in range(2)]
-    for again in reruns:
+    # were not understood: see kb_rebuild_failed's docstring).
+    for again in runs["reruns"]:
         out = again.stdout + again.stderr
         assert again.returncode != 0, out[-3000:]
         assert _warnings(again, repo) == _warnings(first, repo), out[-3000:]
         assert re.search(expected, out), out[-3000:]
     warned = _documents(_warnings(first, repo))
     assert page.removeprefix("docs/").removesuffix(".md") in warned
-    for again in reruns:
+    for again in runs["reruns"]:
         out = again.stdout + again.stderr
         assert f"reading again {len(warned)} document(s) that warned in the last build" in out, \
             out[-3000:]
     # fixed: the next incremental build passes and equals a full build
-    (repo / page).write_text(original, encoding="utf-8")
-    fixed = _make(repo, "html")
+    fixed = runs["fixed"]
     assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-3000:]
-    full = tmp_path / "full"
-    shutil.copytree(repo / "docs", full / "docs")
-
-    proc = sphinx_build(full / "docs", full / "html", "-j", "auto", conf=repo)
-    assert proc.returncode == 0, proc.stderr
-    from kb.search import pagefind as kb_pagefind
-    kb_pagefind.wait(repo / "_build/html")
-    incremental, clean = tree(repo / "_build/html"), tree(full / "html")
+    assert runs["full"].returncode == 0, runs["full"].stderr
+    incremental, clean = runs["trees"]
     stale = [f for f in clean.keys() | incremental.keys()
              if incremental.get(f) != clean.get(f) and f != ".kb-built"]
     assert stale == []
