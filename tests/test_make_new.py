@@ -8,10 +8,8 @@ marker files that an injected command would create.
 
 from __future__ import annotations
 
-import os
 import re
 import runpy
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,22 +17,8 @@ import pytest
 import yaml
 
 import new_article
-from one_build import register
+from one_build import make, register
 from test_contributor_kit import ROOT
-
-VENV = ROOT / ".venv"
-STAMPS = ["node_modules/.installed", f"{VENV}/bin/.installed", f"{VENV}/bin/.installed-dev"]
-
-
-def make(repo: Path, target: str, *variables: str) -> subprocess.CompletedProcess:
-    """Run make in the copy; ``variables`` are NAME=value words, passed without a shell."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    for name in ("GUIDE", "SLUG", "TITLE", "TAGS", "SUMMARY", "MAKEFLAGS"):
-        env.pop(name, None)
-    return subprocess.run(["make", "-s", *[f"-o{s}" for s in STAMPS], target, f"VENV={VENV}",
-                           f"BUILDDIR={repo / '_build'}", *variables],
-                          cwd=repo, capture_output=True, text=True, env=env)
-
 
 def tree(repo: Path) -> dict[str, bytes]:
     return {str(p.relative_to(repo)): p.read_bytes()

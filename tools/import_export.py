@@ -605,7 +605,7 @@ def _map_entry(path: Path, title: str, line: int, node: yaml.Node,
 
 
 def render_all(export: Path, map_path: Path, guides_path: Path) -> dict[str, str]:
-    articles, _trailer = split_export(export)
+    articles = split_export(export)[0]  # the export's closing text is not a page
     mapping = load_map(map_path, guides_path)
     guides = load_guides(guides_path)
     pages: dict[str, str] = {}

@@ -46,7 +46,7 @@ from typing import Any
 
 from sphinx.util import logging
 
-from kb.guard.untrusted import is_remote, url_scheme
+from kb.guard.untrusted import is_remote, shown, url_scheme
 
 logger = logging.getLogger(__name__)
 
@@ -281,13 +281,6 @@ def check_file(path: Path, page: bool = True) -> list[tuple[int, str]]:
     return found
 
 
-def _shown(path: Path) -> str:
-    try:
-        return path.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return str(path)
-
-
 # Files a browser runs as documents: a script in any of them runs on the
 # site's origin (GitHub Pages serves them without the policy header).
 ACTIVE = (".html", ".htm", ".xhtml", ".xht", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".xslt",
@@ -377,7 +370,7 @@ def on_builder_inited(app) -> None:
     headers = Path(app.confdir) / HEADERS
     if headers.exists():
         for line, what in header_problems(headers.read_text(encoding="utf-8", errors="replace")):
-            logger.warning("KB015 %s", what, location=f"{_shown(headers)}:{line}", type="kb",
+            logger.warning("KB015 %s", what, location=f"{shown(headers)}:{line}", type="kb",
                            subtype="html-guard")
 
 
@@ -392,7 +385,7 @@ def on_build_finished(app, exception) -> None:
         for line, what in check_file(path, page):
             logger.warning("KB015 %s; the page must run under the site's Content-Security-"
                            "Policy (see _static/_headers): look for it in the page's source, "
-                           "_templates/ or an extension", what, location=f"{_shown(path)}:{line}",
+                           "_templates/ or an extension", what, location=f"{shown(path)}:{line}",
                            type="kb", subtype="html-guard")
 
 

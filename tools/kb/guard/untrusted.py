@@ -387,7 +387,7 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None):
             os.path.realpath(source) != os.path.realpath(env.doc2path(docname)):
         # text from another file (a glossary entry of data/glossary.yaml, an
         # included file): its own path and line
-        return f"{_shown(Path(source))}:{node.line}"
+        return f"{shown(Path(source))}:{node.line}"
     return docname, (node.line if node is not None else None)
 
 
@@ -567,7 +567,7 @@ def symlinks(app) -> list[tuple[Path, str]]:
     return found
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
     """A path as contributors see it: relative to where the build runs."""
     try:
         return path.relative_to(Path.cwd()).as_posix()
@@ -612,11 +612,11 @@ def on_builder_inited(app) -> None:
     for path, target in links:
         logger.warning("KB011 %s is a symlink (to %r): the build would publish whatever it points "
                        "to (inside the repository that includes .git/ and CI's credentials); commit "
-                       "the file itself instead", _shown(path), target,
-                       location=f"{_shown(path)}:1", type="kb", subtype="untrusted")
+                       "the file itself instead", shown(path), target,
+                       location=f"{shown(path)}:1", type="kb", subtype="untrusted")
     bad_static = [] if links else static_problems(app)
     for path, problem in bad_static:
-        logger.warning("KB018 %s %s", _shown(path), problem, location=f"{_shown(path)}:1",
+        logger.warning("KB018 %s %s", shown(path), problem, location=f"{shown(path)}:1",
                        type="kb", subtype="untrusted")
     if links or bad_static:
         raise BuildStopped
