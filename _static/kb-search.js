@@ -10,9 +10,7 @@
 // page title; #search-results gets [data-search-done] once results or a
 // no-result message are shown.
 
-import {
-  MAX_QUERY, aliasHits, cleanQuery, normalize, prepared, stripQuestion, variants,
-} from "./kb-search/query.js";
+import { MAX_QUERY, cleanQuery, normalize, prepared, stripQuestion } from "./kb-search/query.js";
 import { RESULTS_PER_PAGE, search, withData } from "./kb-search/rank.js";
 import { pageData } from "./kb-search/fragment.js";
 import { definitionPieces } from "./kb-search/excerpt.js";
@@ -99,14 +97,13 @@ function loadPagefind({ warmUp = false } = {}) {
   return pagefindReady;
 }
 
-// While the reader types, load the index chunks of the query and of its
-// rewrites with other glossary names, so that they are there when the query
-// is run.
+// While the reader types, load the index chunks of the query, so that they
+// are there when the query is run.
 async function preload(raw) {
   const query = stripQuestion(normalize(cleanQuery(raw).text));
   if (!query) return;
   const pagefind = await loadPagefind();
-  await Promise.all(variants(query, aliasHits(query, aliasGroups())).map((q) => pagefind.preload(q)));
+  await pagefind.preload(query);
 }
 
 let newestRun = 0;

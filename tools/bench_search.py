@@ -24,8 +24,9 @@ the requests of Pagefind's worker, its own script included.
 Prints a Markdown table. Asserts nothing: numbers belong in notes.
 
 With ``--compare REV`` it times only the first typed query, the search
-script of git revision REV against the working tree's, taking turns on the
-same sites: the way to tell whether a change to ``_static/kb-search.js`` made
+script of git revision REV (``_static/kb-search.js`` and its modules in
+``_static/kb-search/``) against the working tree's, taking turns on the
+same sites: the way to tell whether a change to the search script made
 search faster on a machine whose pace swings from hour to hour.
 
 Run:  python tools/bench_search.py [--articles 1000] [--queries 20] [--rounds 2]
@@ -147,7 +148,7 @@ def search_bytes(site: Path, served: list) -> tuple[int, int]:
     server would send the bodies. Empties `served`."""
     sent = compressed = 0
     for path, size in served:
-        if "/pagefind/" in path or path.endswith("/kb-search.js"):
+        if "/pagefind/" in path or path.endswith("/kb-search.js") or "/_static/kb-search/" in path:
             sent += size
             compressed += gzip_size(served_file(site, path))
     served.clear()
@@ -217,13 +218,33 @@ def measure_site(site: Path, queries: list[str], rounds: int = 2) -> dict:
 SCRIPT_TAG = '<script type="module" src="_static/kb-search.js"></script>'
 
 
-def add_base_page(site: Path, script: str) -> None:
-    """search-base.html: the search page running `script` (an older
-    kb-search.js) instead of the current one."""
+def base_scripts(rev: str) -> dict[str, str]:
+    """The search script of git revision `rev`: _static/kb-search.js and the
+    modules it imports from _static/kb-search/ (if the revision has them),
+    by path under _static/."""
+    def show(path: str) -> str:
+        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True,
+                              capture_output=True, text=True).stdout
+    listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev, "_static/kb-search/"], cwd=ROOT,
+                            check=True, capture_output=True, text=True).stdout.split()
+    return {"kb-search.js": show("_static/kb-search.js"),
+            **{path.removeprefix("_static/"): show(path) for path in listed}}
+
+
+def add_base_page(site: Path, scripts: dict[str, str]) -> None:
+    """search-base.html: the search page running `scripts` (an older
+    kb-search.js and its modules, as _static/kb-search-base.js and
+    _static/kb-search-base/) instead of the current ones."""
     page = (site / "search.html").read_text(encoding="utf-8")
     if SCRIPT_TAG not in page:
         raise SystemExit(f"{site / 'search.html'}: no {SCRIPT_TAG} to replace")
-    (site / "_static" / "kb-search-base.js").write_text(script, encoding="utf-8")
+    for path, text in scripts.items():
+        if path == "kb-search.js":
+            path, text = "kb-search-base.js", text.replace('"./kb-search/', '"./kb-search-base/')
+        else:
+            path = path.replace("kb-search/", "kb-search-base/", 1)
+        (site / "_static" / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / "_static" / path).write_text(text, encoding="utf-8")
     (site / "search-base.html").write_text(
         page.replace(SCRIPT_TAG, SCRIPT_TAG.replace("kb-search.js", "kb-search-base.js")),
         encoding="utf-8")
@@ -279,13 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2,
                         help="times each query is typed into a freshly opened search page")
     parser.add_argument("--compare", metavar="REV",
-                        help="time _static/kb-search.js of git revision REV against the working "
-                             "tree's, taking turns on the same sites, instead of the full benchmark")
+                        help="time the search script (_static/kb-search.js and _static/kb-search/) of "
+                             "git revision REV against the working tree's, taking turns on the same "
+                             "sites, instead of the full benchmark")
     args = parser.parse_args(argv)
-    base_script = None
-    if args.compare:
-        base_script = subprocess.run(["git", "show", f"{args.compare}:_static/kb-search.js"],
-                                     cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    base_script = base_scripts(args.compare) if args.compare else None
     items = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
     # spread over the whole set, which is grouped by kind (everyday words,
     # English, synonyms, questions, mixed, substrings)

@@ -3,7 +3,7 @@
 // marked as whole words. Pure functions over a page's stored text (the
 // shape fragment.js reads): no DOM, no Pagefind.
 
-import { HAS_CJK, escapeRegExp, isCompound } from "./query.js";
+import { escapeRegExp, isCompound } from "./query.js";
 
 export const EXCERPT_WORDS = 40;
 const ZWS = "\u200B";
@@ -52,7 +52,7 @@ export function termPattern(terms) {
     const after = /[a-z0-9]$/.test(term) ? "(?![a-z0-9_])" : "";
     return `(${before}${body}${after})`;
   });
-  return new RegExp(alts.join("|"), "giu");
+  return new RegExp(alts.join("|"), "gi");
 }
 
 // [start, end, term index] of each match of `pattern` in `text`.
@@ -67,13 +67,6 @@ export function findMatches(text, pattern) {
   return out;
 }
 
-// How much a matched term says of the topic: its length (a Latin word as
-// three characters, a name like ZeRO-3 as four).
-function termWeight(term) {
-  if (HAS_CJK.test(term)) return term.length;
-  return isCompound(term) ? 4 : 3;
-}
-
 // A function that finds `terms` (matchTerms) in a text: [{start, end, key,
 // weight}] in text order; a term's two-character `piece` only where no other
 // term is.
@@ -86,7 +79,7 @@ function termMatcher(terms) {
     for (const [list, pattern] of patterns) {
       const taken = (m) => out.some((o) => o.start < m.end && m.start < o.end);
       const found = findMatches(text, pattern).map(([start, end, i]) => (
-        { start, end, key: list[i].key, weight: termWeight(list[i].text) })).filter((m) => !taken(m));
+        { start, end, key: list[i].key, weight: list[i].weight ?? 1 })).filter((m) => !taken(m));
       out = out.length ? [...out, ...found].sort((a, b) => a.start - b.start) : found;
     }
     return out;

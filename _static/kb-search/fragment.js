@@ -29,13 +29,18 @@ export function parseFragment(text) {
 // Content-Encoding had the browser undo that) already its content.
 export async function decodeFragment(bytes) {
   if (bytes[0] !== GZIP[0] || bytes[1] !== GZIP[1]) return parseFragment(new TextDecoder().decode(bytes));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return parseFragment(await new Response(stream).text());
+  return gunzip(new Response(bytes).body);
+}
+
+async function gunzip(body) {
+  return parseFragment(await new Response(body.pipeThrough(new DecompressionStream("gzip"))).text());
 }
 
 async function loadFragment(id, root) {
   const response = await fetch(new URL(`pagefind/fragment/${id}.pf_fragment`, root));
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  // as stored (gzip): decompressed as it arrives
+  if (!response.headers.has("content-encoding")) return gunzip(response.body);
   return decodeFragment(new Uint8Array(await response.arrayBuffer()));
 }
 

@@ -23,8 +23,9 @@ const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u180b-\u180f\u200b-\u200f\u20
 // query, and a query of 100 KB kept the page busy for 40 s.
 export const MAX_QUERY = 200;
 // Rewrites of a query with other names of the terms it names, searched
-// besides the query itself (each is one more Pagefind search).
-export const MAX_REWRITES = 8;
+// besides the query itself (each is one more Pagefind search, and the first
+// query a reader types waits for all of them).
+export const MAX_REWRITES = 5;
 
 // The query as searched: without invisible characters, at most MAX_QUERY
 // characters (code points: a character outside the BMP is not split).
@@ -67,7 +68,7 @@ function aliasPattern(alias) {
   return HAS_CJK.test(alias) ? new RegExp(body) : new RegExp(`(^|[^a-z0-9])${body}(?=$|[^a-z0-9])`);
 }
 
-function replaceAlias(text, alias, other) {
+export function replaceAlias(text, alias, other) {
   if (HAS_CJK.test(alias)) return text.replace(alias, ` ${other} `);
   return text.replace(aliasPattern(alias), (match, before) => `${before} ${other} `);
 }
@@ -102,17 +103,42 @@ export function aliasHits(query, groups) {
 // it names (`hits`), at most `max`, the query first. The rewrites are
 // searched too (query-time expansion): "mixed precision" finds the pages
 // that say 混合精度.
+// A name that holds another name of the term (显存占用 holds 显存, ZeRO 优化
+// holds ZeRO) finds no page that the shorter one does not: it is not
+// searched apart. At most MAX_REWRITES rewrites.
 export function variants(query, hits, max = MAX_REWRITES + 1) {
   const out = new Set([query]);
   for (const { group, hit } of hits) {
     const names = prepared(group).map(({ name }) => name);
+    const holds = (name, other) => other !== name && (HAS_CJK.test(other)
+      ? name.includes(other) : aliasPattern(other).test(name));
+    // the names a Chinese page most likely holds first: Chinese names, then
+    // abbreviations (AMP, OOM), then other English names; each in the
+    // glossary's order (its Chinese name first)
+    const likely = (name) => (HAS_CJK.test(name) ? 0 : name.length <= 6 ? 1 : 2);
+    const kept = names.filter((name) => name !== hit && !names.some((other) => holds(name, other)))
+      .map((name, i) => [name, i])
+      .sort(([a, i], [b, j]) => likely(a) - likely(b) || i - j)
+      .map(([name]) => name);
     for (const base of [...out]) {
-      for (const other of names) {
-        if (other !== hit && out.size < max) out.add(normalize(replaceAlias(base, hit, other)));
+      for (const other of kept) {
+        if (out.size < max) out.add(normalize(replaceAlias(base, hit, other)));
       }
     }
   }
   return [...out];
+}
+
+// The query with each term it names by another name said by the term's
+// Chinese name, the name the pages use (data/glossary.yaml's zh): 余弦衰减 →
+// 余弦退火, mixed precision → 混合精度. At most `max`, not the query itself.
+export function canonical(query, hits, max = 2) {
+  const out = [];
+  for (const { group, hit } of hits) {
+    const zh = prepared(group)[0]?.name;
+    if (zh && zh !== hit && out.length < max) out.push(normalize(replaceAlias(query, hit, zh)));
+  }
+  return [...new Set(out)].filter((q) => q !== query);
 }
 
 // The glossary entry shown above the results: of those the query names, the
@@ -129,6 +155,10 @@ export function termOf(hits) {
 // (租赁还是自建: 租赁, 自建).
 const FUNCTION_WORDS = new Set(["的", "地", "得", "了", "和", "与", "及", "或", "或者", "还是",
   "是", "在", "有", "对", "把", "被", "要", "会", "能", "很", "太", "都", "也", "就", "一个", "一下"]);
+// Words that say what kind of answer is wanted, not what it is about
+// (存储选型: the section on 存储 answers, not the one on 选型 in general).
+const KIND_WORDS = new Set(["选型", "选择", "推荐", "对比", "比较", "区别", "方案", "原理", "介绍",
+  "指南", "教程", "入门", "实战", "技巧", "示例", "例子", "问题", "办法", "方法"]);
 const SEGMENTER = globalThis.Intl?.Segmenter ? new Intl.Segmenter("zh", { granularity: "word" }) : null;
 
 // A query's words: Latin words as typed; Chinese cut by the browser's word
@@ -196,7 +226,16 @@ export function relaxed(query) {
   return [...out];
 }
 
-// What the results look for in a page's text, as [{text, key, weak}]:
+// How much a term found in a section says that the section answers: its
+// length (a Latin word as three characters, a name like ZeRO-3 as four), a
+// word of KIND_WORDS as one.
+function termWeight(term) {
+  if (KIND_WORDS.has(term)) return 1;
+  if (HAS_CJK.test(term)) return term.length;
+  return isCompound(term) ? 4 : 3;
+}
+
+// What the results look for in a page's text, as [{text, key, weak, weight}]:
 // each Chinese part of the query as typed, the words the segmenter finds in
 // it (two characters or more; a run of single characters gives its
 // two-character pieces: 中 显 存 → 中显, 显存), its Latin words, and each
@@ -235,6 +274,7 @@ export function matchTerms(query, hits = []) {
   const out = [...terms].map(([text, key]) => ({ text, key, weak: text.length === 1 && HAS_CJK.test(text) }));
   for (const text of pieces2) if (!terms.has(text)) out.push({ text, key: text, piece: true });
   for (const text of weak) if (!terms.has(text)) out.push({ text, key: text, weak: true });
+  for (const term of out) term.weight = termWeight(term.text);
   if (out.every((t) => t.weak)) for (const t of out) t.weak = false;
   return out.sort((a, b) => b.text.length - a.text.length || (a.text < b.text ? -1 : 1));
 }

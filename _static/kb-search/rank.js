@@ -5,7 +5,7 @@
 // result's text comes from `load` (fragment.js's pageData).
 
 import {
-  HAS_CJK, aliasHits, escapeRegExp, isCompound, matchTerms, normalize, pieces, relaxed,
+  HAS_CJK, aliasHits, canonical, escapeRegExp, isCompound, matchTerms, normalize, pieces, relaxed,
   stripQuestion, termOf, variants,
 } from "./query.js";
 
@@ -15,11 +15,12 @@ const FEW_RESULTS = 3;
 // Run each [query, weight] and merge: a page's score is the sum over queries
 // of its score (relative to the best score of any query) times the query's
 // weight, so a page that matches several names of the same concept rises.
-async function runAll(pagefind, queries) {
+// `run`: Pagefind's search, each query searched once.
+async function runAll(run, queries) {
   const shares = new Map(); // per page, [query index, share] of each query it matched
   const found = new Map(); // per page, the result of the query it matched best
   const strongest = new Map();
-  const searches = await Promise.all(queries.map(([q]) => pagefind.search(q)));
+  const searches = await Promise.all(queries.map(([q]) => run(q)));
   // One scale for all queries: a weak match of one query does not count as
   // much as a strong match of another just because it was that query's best.
   const scale = Math.max(1e-9, ...searches.map((s) => (s.results.length ? s.results[0].score : 0)));
@@ -177,14 +178,24 @@ export async function search(pagefind, raw, groups, limit, load) {
   const start = performance.now();
   const hits = aliasHits(query, groups);
   const rewrites = variants(query, hits);
-  let queries = rewrites.map((q) => [q, 1]);
-  let ranked = await runAll(pagefind, queries);
+  const searches = new Map();
+  const run = (q) => {
+    if (!searches.has(q)) searches.set(q, pagefind.search(q));
+    return searches.get(q);
+  };
+  // The query, and at once the query with the Chinese names of the terms it
+  // names otherwise (the names the pages use); its other rewrites only when
+  // few pages are found (each search is time the reader waits).
+  const first = [query, ...canonical(query, hits)];
+  let queries = first.map((q) => [q, 1]);
+  let ranked = await runAll(run, queries);
   if (ranked.length < FEW_RESULTS) {
-    // Few pages hold every word: also look for the words apart, ranked lower.
+    // few pages found: the other rewrites, and the words apart, ranked lower
+    const more = rewrites.filter((q) => !first.includes(q)).map((q) => [q, 1]);
     const loose = relaxed(query);
-    if (loose.length) {
-      queries = [...queries, ...loose];
-      ranked = await runAll(pagefind, queries);
+    if (more.length || loose.length) {
+      queries = [...queries, ...more, ...loose];
+      ranked = await runAll(run, queries);
     }
   }
   const want = {

@@ -91,3 +91,14 @@ test("a glossary definition without backticks: code is code", () => {
     ["PyTorch 中报 ", false], ["CUDA out of memory", true], ["。", false]]);
   assert.deepEqual(definitionPieces("没有代码"), [["没有代码", false]]);
 });
+
+test("Latin terms match whole words only", () => {
+  assert.deepEqual(findMatches("hzero zero zeros zero_grad", termPattern(["zero"])).map(([s]) => s), [6, 11]);
+  assert.deepEqual(findMatches("HTTP 与 TP", termPattern(["tp"])).map(([s]) => s), [7]);
+});
+
+test("a match at the edge of the excerpt is shown whole", () => {
+  const words = ["显", "存", ...Array(37).fill("x "), "显", "存", ...Array(100).fill("y ")];
+  const data = pageExcerpts({ ...FRAGMENT, content: words.join(ZWS), anchors: [] }, [], matchTerms("显存"));
+  assert.deepEqual(marked(data.excerpt), ["显存", "显存"]);
+});

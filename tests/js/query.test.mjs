@@ -63,11 +63,12 @@ test("the relaxed search weighs most words above one", () => {
 test("a query that names a glossary term is also searched by its other names", () => {
   const hits = aliasHits("mixed precision 显存", GROUPS);
   assert.deepEqual(hits.map((h) => h.hit), ["mixed precision", "显存"]);
-  const rewrites = variants("mixed precision 显存", hits);
-  assert.equal(rewrites[0], "mixed precision 显存");
-  assert.ok(rewrites.includes("混合精度 显存"), rewrites);
-  assert.ok(rewrites.includes("mixed precision gpu memory"), rewrites);
-  assert.ok(rewrites.length <= 9);
+  // at most five rewrites; the names a Chinese page most likely holds first
+  assert.deepEqual(variants("mixed precision 显存", hits), ["mixed precision 显存", "混合精度 显存",
+    "fp16 训练 显存", "amp 显存", "mixed precision vram", "mixed precision gpu memory"]);
+  assert.deepEqual(variants("显存", aliasHits("显存", GROUPS)), ["显存", "vram", "gpu memory"]);
+  // a name that holds another (ZeRO-3 holds ZeRO) is not searched apart
+  assert.deepEqual(variants("zero", aliasHits("zero", GROUPS)), ["zero"]);
   // Latin names only as whole words: amp is not in "example"
   assert.deepEqual(aliasHits("example", GROUPS), []);
 });

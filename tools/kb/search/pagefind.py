@@ -71,7 +71,7 @@ def index(site: Path, confdir: Path, held: bool = False) -> str | None:
         for path in (new, old):
             shutil.rmtree(path, ignore_errors=True)
         # One fragment file per page (no --max-fragments): the search page
-        # fetches a result's fragment by its id (_static/kb-search.js).
+        # fetches a result's fragment by its id (_static/kb-search/fragment.js).
         proc = subprocess.run([str(binary(confdir)), "--site", str(site), "--output-path", str(new),
                                "--silent"], cwd=confdir, capture_output=True, text=True)
         if proc.returncode != 0 or not (new / "pagefind-entry.json").exists():
