@@ -101,10 +101,10 @@ def collect_usage(app, doctree) -> None:
         documents(env, "term_usage")[env.docname] = used
 
 
-def term_anchors(env) -> dict[str, str]:
-    """Where each glossary term is defined (lowercased name -> page#anchor),
+def term_anchors(env) -> dict[str, tuple[str, str]]:
+    """Where each glossary term is defined: lowercased name -> (page, anchor),
     from the standard domain's documented ``get_objects()``."""
-    return {name.lower(): f"{doc}#{anchor}"
+    return {name.lower(): (doc, anchor)
             for name, _, objtype, doc, anchor, _ in env.get_domain("std").get_objects()
             if objtype == "term"}
 

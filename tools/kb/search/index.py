@@ -37,6 +37,7 @@ from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
 from kb.site import output_state as kb_output_state
+from kb.pages.glossary import term_anchors
 from kb.search import pagefind as kb_pagefind
 
 logger = logging.getLogger(__name__)
@@ -84,9 +85,9 @@ def load_aliases(data_dir: Path) -> list[dict]:
 def on_builder_inited(app) -> None:
     if app.builder.format != "html":
         return
-    # the glossary, read once per build: the search page's alias groups
-    app.builder.kb_aliases = load_aliases(Path(app.config.kb_data_dir))
-    app.builder.search = False  # Pagefind replaces Sphinx's index
+    # Pagefind replaces Sphinx's index: the attribute Sphinx's own builders
+    # without search (epub, htmlhelp) set to False
+    app.builder.search = False
     app.config.html_additional_pages["search"] = "search.html"
 
 
@@ -104,9 +105,9 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
     context["kb_search_weight"] = "0.5" if pagename.split("/")[-1] == "index" else ""
     if pagename == "search":
         glossary = app.builder.get_relative_uri("search", "glossary")
-        anchors = _term_anchors(app)
+        anchors = {name: anchor for name, (_, anchor) in term_anchors(app.env).items()}
         aliases = [{**entry, "url": f"{glossary}#{_term_id(anchors, entry)}"}
-                   for entry in app.builder.kb_aliases]
+                   for entry in load_aliases(Path(app.config.kb_data_dir))]
         context["kb_search_aliases"] = json_for_script(aliases)
 
 
@@ -119,14 +120,6 @@ SCRIPT_UNSAFE = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"}
 def json_for_script(value) -> str:
     """JSON that can stand inside a <script> element whatever its strings hold."""
     return json.dumps(value, ensure_ascii=False).translate(SCRIPT_UNSAFE)
-
-
-def _term_anchors(app) -> dict[str, str]:
-    """Glossary term (lower case) -> its anchor, from the std domain's
-    documented ``get_objects()`` (terms are its objects of type ``term``)."""
-    return {name.lower(): anchor
-            for name, _, objtype, _, anchor, _ in app.env.get_domain("std").get_objects()
-            if objtype == "term"}
 
 
 def _term_id(anchors: dict[str, str], entry: dict) -> str:
