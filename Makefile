@@ -74,7 +74,9 @@ test-fast: dev-venv ## the fast tier: no full-site build, no browser, no code sa
 snippets: snippets-venv ## run and check only the pages' code samples
 	$(BIN)/python -m pytest docs tests/test_snippet_policy.py
 
-lint: dev-venv ## Markdown, Chinese copywriting, spelling, workflow (actionlint) and script syntax checks
+lint: dev-venv ## Python (ruff: lint and format), Markdown, Chinese copywriting, spelling, workflow (actionlint) and script syntax checks
+	$(BIN)/ruff check
+	$(BIN)/ruff format --check
 	$(BIN)/pymarkdown --config .pymarkdown.json scan -r $(SOURCEDIR)
 	$(BIN)/python tools/lint_copy.py $(SOURCEDIR)
 	$(BIN)/codespell $(SOURCEDIR) README.md CONTRIBUTING.md tools data conftest.py

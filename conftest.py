@@ -17,7 +17,6 @@ reported as ``docs/…/page.md:LINE`` with the traceback.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest

@@ -7,27 +7,41 @@ import subprocess
 import sys
 from pathlib import Path
 
+import one_build as _one_build
 import pytest
+from local_site import CHROMIUM, launch, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 
-import one_build as _one_build
-from local_site import CHROMIUM, launch, serve
 
-
-def sphinx_build(src: Path, out: Path, *extra: str, conf: Path = ROOT,
-                 wait_for_index: bool = True) -> subprocess.CompletedProcess:
+def sphinx_build(
+    src: Path, out: Path, *extra: str, conf: Path = ROOT, wait_for_index: bool = True
+) -> subprocess.CompletedProcess:
     """Run the project's build (same options as the Makefile) and capture output.
 
     An incremental build may leave the search index to a background run
     (kb_pagefind); unless told otherwise this waits for it, so a test sees
     the finished site.
     """
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(conf),
-           "-W", "-n", "--keep-going", *extra, str(src), str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-c",
+        str(conf),
+        "-W",
+        "-n",
+        "--keep-going",
+        *extra,
+        str(src),
+        str(out),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=conf)
     if wait_for_index:
         from kb.search import pagefind as kb_pagefind
+
         kb_pagefind.wait(out)
     return proc
 
@@ -80,11 +94,18 @@ def page(browser, server):
     pg.console_errors = []
     pg.foreign_requests = []
     # errors, and the search page's warning that it fell back to a slower path
-    pg.on("console", lambda m: (m.type == "error" or m.text.startswith("kb-search:"))
-          and pg.console_errors.append(f"{m.text} ({m.location.get('url', '')})"))
+    pg.on(
+        "console",
+        lambda m: (
+            (m.type == "error" or m.text.startswith("kb-search:"))
+            and pg.console_errors.append(f"{m.text} ({m.location.get('url', '')})")
+        ),
+    )
     pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
-    pg.on("request", lambda r: r.url.startswith(server) or r.url.startswith("data:")
-          or pg.foreign_requests.append(r.url))
+    pg.on(
+        "request",
+        lambda r: r.url.startswith(server) or r.url.startswith("data:") or pg.foreign_requests.append(r.url),
+    )
     yield pg
     context.close()
 
@@ -92,8 +113,19 @@ def page(browser, server):
 # Fixtures that build the whole site (or a copy of the repository, or a tiny
 # project in a subprocess), serve it or start the browser: a test using one is
 # in the slow tier (pytest -m "not slow and not snippet" is the fast tier).
-SLOW_FIXTURES = {"site", "server", "browser", "page", "repo", "tiny_repo", "one_build", "tiny",
-                 "built", "sources", "csp_server"}
+SLOW_FIXTURES = {
+    "site",
+    "server",
+    "browser",
+    "page",
+    "repo",
+    "tiny_repo",
+    "one_build",
+    "tiny",
+    "built",
+    "sources",
+    "csp_server",
+}
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -134,4 +166,5 @@ def one_build(tmp_path_factory, secret):
         if group not in runs:
             runs[group] = _one_build.run_group(group, tmp_path_factory.mktemp(group), secret)
         return runs[group]
+
     return run

@@ -25,4 +25,5 @@ def build_root(make_app, tmp_path):
         app = make_app(buildername, srcdir=src, **kwargs)
         app.build()
         return app
+
     return build

@@ -41,16 +41,38 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 # -o: the copy shares the project's .venv and node_modules; never reinstall them
 # from a copy (npm ci would delete node_modules through the symlink).
-STAMPS = ["node_modules/.installed", f"{VENV}/bin/.installed", f"{VENV}/bin/.installed-dev",
-          f"{VENV}/bin/.installed-snippets"]
+STAMPS = [
+    "node_modules/.installed",
+    f"{VENV}/bin/.installed",
+    f"{VENV}/bin/.installed-dev",
+    f"{VENV}/bin/.installed-snippets",
+]
 # What a file outside the repository holds (the `secret` fixture writes it):
 # it must never reach any output file, nor the build's log.
 SECRET = "KB-SECRET-7f3a"
 # What the build and the make targets read.
-REPO_FILES = ["conf.py", "_static", "_templates", "data", "tools", "docs", "tests",
-              "pagefind.yml", "Makefile", "requirements.txt", "requirements-dev.txt",
-              "requirements-snippets.txt", "package.json", "package-lock.json", "conftest.py",
-              "pytest.ini", ".pymarkdown.json", ".codespellrc", "README.md", "CONTRIBUTING.md"]
+REPO_FILES = [
+    "conf.py",
+    "_static",
+    "_templates",
+    "data",
+    "tools",
+    "docs",
+    "tests",
+    "pagefind.yml",
+    "Makefile",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements-snippets.txt",
+    "package.json",
+    "package-lock.json",
+    "conftest.py",
+    "pytest.ini",
+    ".pymarkdown.json",
+    ".codespellrc",
+    "README.md",
+    "CONTRIBUTING.md",
+]
 
 
 def copy_repo(dest: Path) -> Path:
@@ -62,8 +84,8 @@ def copy_repo(dest: Path) -> Path:
         if not src.exists():
             continue
         (shutil.copytree if src.is_dir() else shutil.copy2)(
-            src, dest / name,
-            **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
+            src, dest / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {})
+        )
     (dest / "node_modules").symlink_to(ROOT / "node_modules")
     return dest
 
@@ -88,12 +110,16 @@ def tiny_repo(dest: Path) -> Path:
     from test_data_errors import INDEX, tiny_project
 
     root = tiny_project(dest)
-    for name in ("Makefile", "requirements.txt", "requirements-dev.txt",
-                 "requirements-snippets.txt", "package-lock.json"):
+    for name in (
+        "Makefile",
+        "requirements.txt",
+        "requirements-dev.txt",
+        "requirements-snippets.txt",
+        "package-lock.json",
+    ):
         shutil.copy2(ROOT / name, root / name)
     (root / "docs/errata.md").write_text(TINY_ERRATA, encoding="utf-8")
-    (root / "docs/index.md").write_text(INDEX.replace("glossary\n", "glossary\nerrata\n"),
-                                        encoding="utf-8")
+    (root / "docs/index.md").write_text(INDEX.replace("glossary\n", "glossary\nerrata\n"), encoding="utf-8")
     return root
 
 
@@ -102,9 +128,21 @@ def make(repo: Path, target: str, *variables: str) -> subprocess.CompletedProces
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     for name in ("GUIDE", "SLUG", "TITLE", "TAGS", "SUMMARY", "MAKEFLAGS"):
         env.pop(name, None)
-    return subprocess.run(["make", "-s", *[f"-o{s}" for s in STAMPS], target, f"VENV={VENV}",
-                           f"BUILDDIR={repo / '_build'}", *variables],
-                          cwd=repo, capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [
+            "make",
+            "-s",
+            *[f"-o{s}" for s in STAMPS],
+            target,
+            f"VENV={VENV}",
+            f"BUILDDIR={repo / '_build'}",
+            *variables,
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
 def published_text(site: Path) -> str:
@@ -136,8 +174,14 @@ class At:
     def article(self) -> str:
         """A valid article of its own (as `make new` writes it), in the reading order."""
         if self._article is None:
-            path = new_article.scaffold(self.repo, "training", f"case-{self.tag}",
-                                        f"用例 {self.tag}", ["memory"], f"用例 {self.tag} 的摘要。")
+            path = new_article.scaffold(
+                self.repo,
+                "training",
+                f"case-{self.tag}",
+                f"用例 {self.tag}",
+                ["memory"],
+                f"用例 {self.tag} 的摘要。",
+            )
             self._article = path.relative_to(self.repo).as_posix()
         return self._article
 
@@ -146,7 +190,8 @@ class At:
         if self._page is None:
             name = f"page-{self.tag}"
             (self.repo / "docs" / f"{name}.md").write_text(
-                f"---\ntitle: 页面 {self.tag}\n---\n\n# 页面 {self.tag}\n\n正文。\n", encoding="utf-8")
+                f"---\ntitle: 页面 {self.tag}\n---\n\n# 页面 {self.tag}\n\n正文。\n", encoding="utf-8"
+            )
             index = self.repo / "docs/index.md"
             text = index.read_text(encoding="utf-8")
             index.write_text(text.replace("glossary\n", f"glossary\n{name}\n", 1), encoding="utf-8")
@@ -164,7 +209,7 @@ class Result:
 
     value: Any
     at: At
-    run: "Run"
+    run: Run
 
     @property
     def out(self) -> str:
@@ -220,8 +265,13 @@ def run_group(group: str, folder: Path, secret: Path) -> Run:
         applied[key] = (cases[key](repo, at), at)
     if heads:
         page = repo / "_templates/page.html"
-        page.write_text(page.read_text(encoding="utf-8") + "\n{% block extrahead %}\n"
-                        + "\n".join(heads) + "\n{% endblock %}\n", encoding="utf-8")
+        page.write_text(
+            page.read_text(encoding="utf-8")
+            + "\n{% block extrahead %}\n"
+            + "\n".join(heads)
+            + "\n{% endblock %}\n",
+            encoding="utf-8",
+        )
     run = Run(repo, make(repo, TARGETS.get(group, "html")), {})
     run.results = {key: Result(value, at, run) for key, (value, at) in applied.items()}
     return run

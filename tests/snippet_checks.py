@@ -39,8 +39,10 @@ def _schema(name: str) -> dict:
 
 def _schema_errors(data, schema: dict, where: str = "") -> list[str]:
     validator = jsonschema.Draft202012Validator(schema)
-    return [f"{where}{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
-            for e in validator.iter_errors(data)]
+    return [
+        f"{where}{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+        for e in validator.iter_errors(data)
+    ]
 
 
 def _k8s_schema_errors(doc: dict) -> list[str]:
@@ -56,8 +58,7 @@ def _k8s_schema_errors(doc: dict) -> list[str]:
 
 
 def _pod_template_errors(template: dict, where: str) -> list[str]:
-    wrapped = {"apiVersion": "v1", "kind": "PodTemplate",
-               "metadata": {"name": "check"}, "template": template}
+    wrapped = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "check"}, "template": template}
     return [where + e for e in _k8s_schema_errors(wrapped)]
 
 
@@ -73,8 +74,10 @@ def check_k8s_manifest(doc: dict) -> list[str]:
     if doc.get("kind") == "Job":
         policy = doc.get("spec", {}).get("template", {}).get("spec", {}).get("restartPolicy")
         if policy not in ("Never", "OnFailure"):
-            errors.append("spec/template/spec/restartPolicy: a Job's pods need 'Never' or "
-                          f"'OnFailure' (got {policy!r}; the default 'Always' is rejected)")
+            errors.append(
+                "spec/template/spec/restartPolicy: a Job's pods need 'Never' or "
+                f"'OnFailure' (got {policy!r}; the default 'Always' is rejected)"
+            )
     return errors
 
 

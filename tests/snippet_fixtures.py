@@ -81,14 +81,16 @@ def troubleshooting() -> dict:
         names["optimizer"].step()
 
     labels = [0, 0, 0, 0, 1, 1, 2]
-    names.update({
-        "labels": labels,
-        "class_weights": torch.tensor([1.0, 2.0, 4.0]),
-        "probs": torch.softmax(torch.randn(8, 3), dim=-1),
-        "sensitive_layer": nn.Linear(16, 16),
-        "train_step": train_step,
-        "local_rank": 0,
-    })
+    names.update(
+        {
+            "labels": labels,
+            "class_weights": torch.tensor([1.0, 2.0, 4.0]),
+            "probs": torch.softmax(torch.randn(8, 3), dim=-1),
+            "sensitive_layer": nn.Linear(16, 16),
+            "train_step": train_step,
+            "local_rank": 0,
+        }
+    )
     return names
 
 
@@ -102,6 +104,5 @@ def process_group():
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
-                                rank=0, world_size=1)
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
     return dist

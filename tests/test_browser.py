@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-
 from test_site import articles
 
 pytestmark = pytest.mark.browser
@@ -50,8 +49,11 @@ def test_key_page_loads_clean_and_is_accessible(page, server, name):
     assert page.console_errors == [], page.console_errors
     page.add_script_tag(path=str(AXE))
     result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
-    bad = [f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes'][:3]]}"
-           for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    bad = [
+        f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes'][:3]]}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
     assert bad == [], "\n".join(bad)
 
 
@@ -86,8 +88,10 @@ def test_every_code_block_has_a_copy_button_that_copies_only_code(browser, serve
 
 
 # each diagram's mermaid stylesheet (theme colours), less the id of the drawing
-DIAGRAM_STYLES = ("() => [...document.querySelectorAll('pre.mermaid svg style')]"
-                  ".map(s => s.textContent.replace(/#mermaid-[0-9]+/g, ''))")
+DIAGRAM_STYLES = (
+    "() => [...document.querySelectorAll('pre.mermaid svg style')]"
+    ".map(s => s.textContent.replace(/#mermaid-[0-9]+/g, ''))"
+)
 
 
 def test_the_saved_theme_is_applied_by_our_script_and_diagrams_redraw_in_a_new_theme(page, server):
@@ -104,12 +108,18 @@ def test_the_saved_theme_is_applied_by_our_script_and_diagrams_redraw_in_a_new_t
     light = page.evaluate(DIAGRAM_STYLES)
     # furo's toggle sets data-theme on <body>; every diagram is drawn again in the dark theme
     page.evaluate("document.body.dataset.theme = 'dark'")
-    page.wait_for_function(f"(light) => {{ const now = ({DIAGRAM_STYLES})(); "
-                           "return now.length === light.length && now.every((s, i) => s !== light[i]); }",
-                           arg=light, timeout=20_000)
+    page.wait_for_function(
+        f"(light) => {{ const now = ({DIAGRAM_STYLES})(); "
+        "return now.length === light.length && now.every((s, i) => s !== light[i]); }",
+        arg=light,
+        timeout=20_000,
+    )
     page.evaluate("document.body.dataset.theme = 'light'")
-    page.wait_for_function(f"(light) => JSON.stringify(({DIAGRAM_STYLES})()) === JSON.stringify(light)",
-                           arg=light, timeout=20_000)
+    page.wait_for_function(
+        f"(light) => JSON.stringify(({DIAGRAM_STYLES})()) === JSON.stringify(light)",
+        arg=light,
+        timeout=20_000,
+    )
     assert page.console_errors == [] and page.foreign_requests == []
 
 

@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from kb.search import pagefind as kb_pagefind
-from conftest import sphinx_build
 from synth_kb import make_kb
+
+from conftest import sphinx_build
 
 ROOT = Path(__file__).resolve().parent.parent
 # every test builds the whole site
@@ -23,9 +23,11 @@ VOLATILE = re.compile(r"^(\.doctrees/|\.buildinfo|pagefind/|_static/vendor/)")
 
 
 def tree(out: Path) -> dict[str, str]:
-    return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(out.rglob("*")) if p.is_file()
-            and not VOLATILE.match(p.relative_to(out).as_posix())}
+    return {
+        p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and not VOLATILE.match(p.relative_to(out).as_posix())
+    }
 
 
 @pytest.fixture
@@ -74,11 +76,15 @@ def test_parallel_build_equals_serial_build(built, tmp_path):
     assert [f for f in one if one[f] != two[f]] == []
 
 
-@pytest.mark.parametrize("extra", [
-    (),
-    # few pages read but many to write: the write goes parallel (kb_build_speed)
-    ("-j", "2", "-D", "kb_parallel_threshold=3"),
-], ids=["default", "parallel-write"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        (),
+        # few pages read but many to write: the write goes parallel (kb_build_speed)
+        ("-j", "2", "-D", "kb_parallel_threshold=3"),
+    ],
+    ids=["default", "parallel-write"],
+)
 def test_title_change_reaches_every_listing_without_full_rebuild(built, tmp_path, extra):
     # the first build was serial, with the default threshold: neither option
     # asks for a rebuild (kb_parallel_threshold's rebuild is ""), and a
@@ -87,8 +93,10 @@ def test_title_change_reaches_every_listing_without_full_rebuild(built, tmp_path
     page = sources / "docs/training/llm-training-10-tips.md"
     text = page.read_text(encoding="utf-8")
     text = text.replace("title: 大模型训练优化实战：提升效率的 10 个技巧", "title: 十个训练技巧（改名）", 1)
-    page.write_text(text.replace("# 大模型训练优化实战：提升效率的 10 个技巧", "# 十个训练技巧（改名）", 1),
-                    encoding="utf-8")
+    page.write_text(
+        text.replace("# 大模型训练优化实战：提升效率的 10 个技巧", "# 十个训练技巧（改名）", 1),
+        encoding="utf-8",
+    )
     untouched = out / "hardware/nvidia-lpu.html"
     before = untouched.stat().st_mtime_ns
     proc = build(sources, out, *extra)
@@ -113,8 +121,10 @@ def test_title_change_reaches_every_listing_without_full_rebuild(built, tmp_path
 def indexed_text(site: Path) -> str:
     """The page text Pagefind stored (its fragments are gzip-compressed JSON;
     the Chinese words are separated by zero-width spaces)."""
-    return "".join(gzip.decompress(f.read_bytes()).decode("utf-8", "replace").replace("\u200b", "")
-                   for f in (site / "pagefind" / "fragment").glob("*.pf_fragment"))
+    return "".join(
+        gzip.decompress(f.read_bytes()).decode("utf-8", "replace").replace("\u200b", "")
+        for f in (site / "pagefind" / "fragment").glob("*.pf_fragment")
+    )
 
 
 def add_line(page: Path, line: str) -> None:
@@ -132,15 +142,17 @@ def test_a_small_edit_is_indexed_after_the_build_returns(built):
     assert "斑马鱼索引测试词" in indexed_text(out)
     assert not kb_pagefind.failure_file(out).exists()
     # the index was swapped in whole: nothing half-written is left next to it
-    assert sorted(p.name for p in out.parent.glob(".html.*")) == [".html.pagefind-lock",
-                                                                  ".html.pagefind-log"]
+    assert sorted(p.name for p in out.parent.glob(".html.*")) == [".html.pagefind-lock", ".html.pagefind-log"]
 
 
 def search_aliases(site: Path) -> list[dict]:
     """The glossary's name groups the search page carries (kb.search)."""
     html = (site / "search.html").read_text(encoding="utf-8")
-    return json.loads(re.search(r'<script type="application/json" id="kb-search-aliases">(.*?)</script>',
-                                html, re.S).group(1))
+    return json.loads(
+        re.search(r'<script type="application/json" id="kb-search-aliases">(.*?)</script>', html, re.S).group(
+            1
+        )
+    )
 
 
 def test_a_glossary_edit_reaches_the_search_page_and_equals_a_full_build(built, tmp_path):
@@ -165,12 +177,14 @@ def test_a_tag_dropped_from_the_vocabulary_fails_the_next_incremental_build(buil
     vocabulary edit makes every page be read again, not only the edited ones."""
     sources, out = built
     tags = sources / "data/tags.yaml"
-    tags.write_text(tags.read_text(encoding="utf-8").replace("mixed-precision: 混合精度\n", ""),
-                    encoding="utf-8")
+    tags.write_text(
+        tags.read_text(encoding="utf-8").replace("mixed-precision: 混合精度\n", ""), encoding="utf-8"
+    )
     proc = sphinx_build(sources / "docs", out, conf=sources)
     assert proc.returncode != 0
-    assert re.search(r"docs/training/llm-training-10-tips\.md:\d+: WARNING: KB\d+ .*mixed-precision",
-                     proc.stderr), proc.stderr
+    assert re.search(
+        r"docs/training/llm-training-10-tips\.md:\d+: WARNING: KB\d+ .*mixed-precision", proc.stderr
+    ), proc.stderr
 
 
 def test_a_failed_background_index_fails_the_next_build(built):

@@ -20,17 +20,26 @@ import re
 from pathlib import Path
 
 import pytest
-
 from kb.editorial import claims as kb_claims
 from one_build import register
-
 from test_site import articles
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTERS, PROBLEMS = kb_claims.load(ROOT / "data")
 TOLERANCE = 0.05
-_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
-            ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub)
+_ALLOWED = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.USub,
+)
 ENTRIES = [(doc, e) for doc, entries in sorted(REGISTERS.items()) for e in entries]
 
 
@@ -40,8 +49,9 @@ def page_text(doc: str) -> str:
 
 def note_text(text: str, label: str) -> str:
     """The body of the 编者注 labelled ``label`` ("" if the page has none)."""
-    match = re.search(rf"^(:{{3,}})\{{editor-note\}}\n:label: {re.escape(label)}\n(.*?)\n\1\s*$",
-                      text, re.S | re.M)
+    match = re.search(
+        rf"^(:{{3,}})\{{editor-note\}}\n:label: {re.escape(label)}\n(.*?)\n\1\s*$", text, re.S | re.M
+    )
     return match.group(2) if match else ""
 
 
@@ -68,7 +78,8 @@ def test_every_claim_of_the_page_is_registered(doc):
     missing = kb_claims.uncovered(page_text(doc), REGISTERS.get(doc, []))
     assert missing == [], (
         f"{len(missing)} claim(s) not in data/claims/{doc}.yaml (register each, or exclude it "
-        "with a reason):\n" + "\n".join(f"docs/{doc}.md:{line}: {unit}" for line, unit in missing))
+        "with a reason):\n" + "\n".join(f"docs/{doc}.md:{line}: {unit}" for line, unit in missing)
+    )
 
 
 @pytest.mark.parametrize("doc", sorted(REGISTERS))
@@ -78,31 +89,44 @@ def test_every_registered_claim_is_still_on_its_page(doc):
     assert gone == [], f"claims no longer on docs/{doc}.md: {gone}"
 
 
-@pytest.mark.parametrize(("doc", "entry"), [(d, e) for d, e in ENTRIES if e.get("note")],
-                         ids=lambda v: v["claim"][:30] if isinstance(v, dict) else v)
+@pytest.mark.parametrize(
+    ("doc", "entry"),
+    [(d, e) for d, e in ENTRIES if e.get("note")],
+    ids=lambda v: v["claim"][:30] if isinstance(v, dict) else v,
+)
 def test_a_corrected_or_unsourced_claim_has_its_note_on_the_page(doc, entry):
     note = note_text(page_text(doc), entry["note"])
     assert note, f"{where(entry)}: docs/{doc}.md has no 编者注 labelled {entry['note']}"
     if entry["verdict"] == "unsourced":
-        assert ":kind: unsourced" in note or "来源" in note, f"{where(entry)}: the note must say no source was found"
+        assert ":kind: unsourced" in note or "来源" in note, (
+            f"{where(entry)}: the note must say no source was found"
+        )
 
 
-@pytest.mark.parametrize(("doc", "entry"), [(d, e) for d, e in ENTRIES if "formula" in e],
-                         ids=lambda v: v.get("id", "") if isinstance(v, dict) else v)
+@pytest.mark.parametrize(
+    ("doc", "entry"),
+    [(d, e) for d, e in ENTRIES if "formula" in e],
+    ids=lambda v: v.get("id", "") if isinstance(v, dict) else v,
+)
 def test_a_derived_figure_is_recomputed_and_flagged(doc, entry):
     value = evaluate(entry["formula"], entry["inputs"])
     off = abs(value - entry["stated"]) / abs(entry["stated"])
     verdict = "derived" if off <= entry.get("tolerance", TOLERANCE) else "corrected"
     assert verdict == entry["verdict"], (
         f"{where(entry)}: {entry['formula']} = {value:.6g}, stated {entry['stated']} "
-        f"({off:.0%} off): the verdict is {verdict}, the register says {entry['verdict']}")
+        f"({off:.0%} off): the verdict is {verdict}, the register says {entry['verdict']}"
+    )
     if verdict == "corrected":
         assert entry["shows"] in note_text(page_text(doc), entry["note"]), (
-            f"{where(entry)}: {entry['note']} does not show the recomputed {entry['shows']!r}")
+            f"{where(entry)}: {entry['note']} does not show the recomputed {entry['shows']!r}"
+        )
 
 
-@pytest.mark.parametrize(("doc", "entry"), [(d, e) for d, e in ENTRIES if "pattern" in e],
-                         ids=lambda v: v.get("id", "") if isinstance(v, dict) else v)
+@pytest.mark.parametrize(
+    ("doc", "entry"),
+    [(d, e) for d, e in ENTRIES if "pattern" in e],
+    ids=lambda v: v.get("id", "") if isinstance(v, dict) else v,
+)
 def test_a_counted_claim_matches_the_body(doc, entry):
     text = page_text(doc)
     counted = len(re.findall(entry["pattern"], text, re.M))
@@ -121,16 +145,20 @@ def test_one_claim_on_several_pages_has_one_verdict_and_every_page_its_note():
     for topic, found in sorted(topics.items()):
         verdicts = {e["verdict"] for _, e in found}
         if len(verdicts) > 1:
-            problems.append(f"topic {topic}: verdicts differ: " +
-                            ", ".join(f"{where(e)} {e['verdict']}" for _, e in found))
+            problems.append(
+                f"topic {topic}: verdicts differ: "
+                + ", ".join(f"{where(e)} {e['verdict']}" for _, e in found)
+            )
         labels = {e["note"] for _, e in found if e.get("note")}
         for doc, entry in found:
             text = page_text(doc)
             if verdicts & {"corrected", "unsourced"} and not any(
-                    note_text(text, label) or re.search(rf"<{re.escape(label)}>`", text)
-                    for label in labels):
-                problems.append(f"{where(entry)}: docs/{doc}.md repeats topic {topic} but neither "
-                                f"carries nor links its note ({', '.join(sorted(labels))})")
+                note_text(text, label) or re.search(rf"<{re.escape(label)}>`", text) for label in labels
+            ):
+                problems.append(
+                    f"{where(entry)}: docs/{doc}.md repeats topic {topic} but neither "
+                    f"carries nor links its note ({', '.join(sorted(labels))})"
+                )
     assert problems == [], "\n".join(problems)
 
 
@@ -146,8 +174,10 @@ def test_an_injected_claim_is_caught_at_its_line():
 
 
 def test_claim_units_skip_code_notes_and_front_matter():
-    text = ("---\ntitle: 10 个技巧\n---\n\n# 标题\n\n```python\nx = 50  # 50%\n```\n\n"
-            ":::{editor-note}\n:label: n\n**改为 30%。**\n:::\n\n| 卡 | 价格 |\n|---|---|\n| A | ¥3/小时 |\n")
+    text = (
+        "---\ntitle: 10 个技巧\n---\n\n# 标题\n\n```python\nx = 50  # 50%\n```\n\n"
+        ":::{editor-note}\n:label: n\n**改为 30%。**\n:::\n\n| 卡 | 价格 |\n|---|---|\n| A | ¥3/小时 |\n"
+    )
     assert kb_claims.claim_units(text) == [(18, "¥3/小时")]
 
 
@@ -160,9 +190,17 @@ def test_formulas_refuse_anything_but_arithmetic():
 # -- what readers see ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("as_of", "stale"), [("2025-11", True), ("2025-12", False), ("2026", False),
-                                              ("2025", False), ("2024", True),
-                                              ("2025-11-30", True)])
+@pytest.mark.parametrize(
+    ("as_of", "stale"),
+    [
+        ("2025-11", True),
+        ("2025-12", False),
+        ("2026", False),
+        ("2025", False),
+        ("2024", True),
+        ("2025-11-30", True),
+    ],
+)
 def test_data_older_than_twelve_months_is_stale(as_of, stale):
     assert kb_claims.is_stale(as_of, __import__("datetime").date(2026, 12, 1)) is stale
 
@@ -174,7 +212,9 @@ def test_the_stale_data_report_names_file_line_and_page(tmp_path, capsys):
     folder.mkdir(parents=True)
     (folder / "gpu-rental-guide.yaml").write_text(
         "- claim: '| RTX 4090 | 24GB | ¥3-5 |'\n  kind: price\n  verdict: unsourced\n"
-        "  note: note-x\n  as_of: 2024-06\n", encoding="utf-8")
+        "  note: note-x\n  as_of: 2024-06\n",
+        encoding="utf-8",
+    )
     assert stale_data.main(["--data", str(tmp_path / "data"), "--today", "2026-12-01"]) == 1
     out = capsys.readouterr().out
     assert "data/claims/hardware/gpu-rental-guide.yaml:1: docs/hardware/gpu-rental-guide.md" in out
@@ -183,13 +223,18 @@ def test_the_stale_data_report_names_file_line_and_page(tmp_path, capsys):
 
 def _dated_price(repo, at) -> None:
     page = repo / "docs/hardware/gpu-rental-guide.md"
-    row = next(line for line in page.read_text(encoding="utf-8").splitlines()
-               if line.startswith("| RTX 4090"))
+    row = next(
+        line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("| RTX 4090")
+    )
     register = repo / "data/claims/hardware/gpu-rental-guide.yaml"
-    register.write_text(register.read_text(encoding="utf-8") + (
-        f"- claim: {row!r}\n  kind: price\n  verdict: verified\n  as_of: 2024-06\n"
-        "  source: [{title: 某云厂商价格页, url: 'https://example.com/prices', accessed: 2026-12-01}]\n"),
-        encoding="utf-8")
+    register.write_text(
+        register.read_text(encoding="utf-8")
+        + (
+            f"- claim: {row!r}\n  kind: price\n  verdict: verified\n  as_of: 2024-06\n"
+            "  source: [{title: 某云厂商价格页, url: 'https://example.com/prices', accessed: 2026-12-01}]\n"
+        ),
+        encoding="utf-8",
+    )
 
 
 # a valid contribution: built with the others of the group "valid" (tests/one_build.py)
@@ -201,7 +246,7 @@ def test_an_article_shows_its_sources_and_the_date_of_its_table_data(one_build):
     proc = r.run.proc
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     html = (r.repo / "_build/html/hardware/gpu-rental-guide.html").read_text(encoding="utf-8")
-    sources = html[html.index('id="kb-sources"'):]
+    sources = html[html.index('id="kb-sources"') :]
     assert "参考来源" in sources and 'href="https://example.com/prices"' in sources
     assert "2026-12-01 查阅" in sources
     assert sources.index("kb-sources") < sources.index("kb-article-footer")
@@ -222,8 +267,10 @@ def test_undated_price_tables_say_so_and_are_not_called_fresh(site):
 def test_as_of_is_a_date_or_undated(tmp_path):
     folder = tmp_path / "claims" / "hardware"
     folder.mkdir(parents=True)
-    (folder / "x.yaml").write_text("- claim: '| A | ¥3 |'\n  kind: price\n  verdict: unsourced\n"
-                                   "  note: note-x\n  as_of: 最近\n", encoding="utf-8")
+    (folder / "x.yaml").write_text(
+        "- claim: '| A | ¥3 |'\n  kind: price\n  verdict: unsourced\n  note: note-x\n  as_of: 最近\n",
+        encoding="utf-8",
+    )
     _, problems = kb_claims.load(tmp_path)
     assert [p.line for p in problems] == [5], problems
     assert kb_claims.is_stale("undated", __import__("datetime").date(2030, 1, 1)) is False
@@ -236,13 +283,17 @@ def test_the_sources_list_holds_what_the_notes_cite_with_their_date(site):
     checked = 0
     for doc in articles():
         text = page_text(doc)
-        cited = {url for match in re.finditer(r"^(:{3,})\{editor-note\}\n(.*?)^\1\s*$", text, re.S | re.M)
-                 for url in re.findall(r"\]\((https?://[^)\s]+)\)|<(https?://[^>\s]+)>", match.group(2))
-                 for url in url if url}
+        cited = {
+            url
+            for match in re.finditer(r"^(:{3,})\{editor-note\}\n(.*?)^\1\s*$", text, re.S | re.M)
+            for url in re.findall(r"\]\((https?://[^)\s]+)\)|<(https?://[^>\s]+)>", match.group(2))
+            for url in url
+            if url
+        }
         if not cited:
             continue
         page = (site / f"{doc}.html").read_text(encoding="utf-8")
-        sources = page[page.index('id="kb-sources"'):]
+        sources = page[page.index('id="kb-sources"') :]
         listed = {html_lib.unescape(u) for u in re.findall(r'href="([^"]+)"', sources)}
         assert cited <= listed, (doc, sorted(cited - listed)[:5])
         assert re.search(r"（\d{4}-\d{2}-\d{2} 查阅）", sources), doc

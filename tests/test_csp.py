@@ -14,7 +14,6 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-
 from local_site import QuietHandler, serve
 
 pytestmark = pytest.mark.browser
@@ -46,6 +45,7 @@ def headed(headers: dict[str, str]) -> type[QuietHandler]:
             for name, value in headers.items():
                 self.send_header(name, value)
             super().end_headers()
+
     return Handler
 
 
@@ -70,10 +70,11 @@ def open_enforced(browser, url: str):
 
 PAGES = {
     "home": ("index.html", "document.body.dataset.theme === 'auto'"),
-    "diagram": ("training/llm-training-10-tips.html",
-                "document.querySelector('.mermaid svg') !== null"),
-    "search": (f"search.html?q={urllib.parse.quote('混合精度')}",
-               "document.querySelectorAll('[data-search-result]').length > 0"),
+    "diagram": ("training/llm-training-10-tips.html", "document.querySelector('.mermaid svg') !== null"),
+    "search": (
+        f"search.html?q={urllib.parse.quote('混合精度')}",
+        "document.querySelectorAll('[data-search-result]').length > 0",
+    ),
     "glossary": ("glossary.html", "document.body.dataset.theme === 'auto'"),
     "404": ("training/no/such/page.html", "document.title.includes('页面不存在')"),
 }
@@ -94,10 +95,10 @@ def test_key_pages_work_under_the_shipped_policy(browser, csp_server, name):
 
 def test_a_violation_would_be_seen(browser, site, tmp_path):
     """The harness itself: an inline script under the same headers is blocked and reported."""
-    (tmp_path / "_headers").write_text((site / "_headers").read_text(encoding="utf-8"),
-                                       encoding="utf-8")
-    (tmp_path / "bad.html").write_text("<!doctype html><title>x</title><body>"
-                                       "<script>document.title = 'ran'</script>", encoding="utf-8")
+    (tmp_path / "_headers").write_text((site / "_headers").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "bad.html").write_text(
+        "<!doctype html><title>x</title><body><script>document.title = 'ran'</script>", encoding="utf-8"
+    )
     with serve(tmp_path, handler_class=headed(headers_of(tmp_path))) as base:
         context, page, _ = open_enforced(browser, f"{base}/bad.html")
         try:

@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from sphinx.cmd.build import build_main
 from one_build import register
+from sphinx.cmd.build import build_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,10 +92,15 @@ def tiny_project(root: Path) -> Path:
     for name in BUILD_INPUTS:
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(
-            src, root / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
+            src, root / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {})
+        )
     (root / "node_modules").symlink_to(ROOT / "node_modules")
-    pages = {"index.md": INDEX, "glossary.md": GLOSSARY_PAGE, "training/index.md": GUIDE,
-             "training/x.md": ARTICLE}
+    pages = {
+        "index.md": INDEX,
+        "glossary.md": GLOSSARY_PAGE,
+        "training/index.md": GUIDE,
+        "training/x.md": ARTICLE,
+    }
     for name, text in pages.items():
         (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "docs" / name).write_text(text, encoding="utf-8")
@@ -109,11 +114,21 @@ def build(root: Path, timeout: float | None = None) -> tuple[int, str]:
     In this process, through sphinx-build's own entry point (no interpreter
     and imports to start for each case); with a timeout, in a subprocess that
     the timeout ends, so that a hang fails the test instead of stalling it."""
-    args = ["-b", "html", "-c", str(root), "-W", "-n", "--keep-going", str(root / "docs"),
-            str(root / "_build" / "html")]
+    args = [
+        "-b",
+        "html",
+        "-c",
+        str(root),
+        "-W",
+        "-n",
+        "--keep-going",
+        str(root / "docs"),
+        str(root / "_build" / "html"),
+    ]
     if timeout is not None:
-        proc = subprocess.run([sys.executable, "-m", "sphinx", *args], capture_output=True,
-                              text=True, cwd=root, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-m", "sphinx", *args], capture_output=True, text=True, cwd=root, timeout=timeout
+        )
         return proc.returncode, proc.stdout + proc.stderr
     out = io.StringIO()
     with contextlib.chdir(root), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
@@ -148,32 +163,52 @@ def write(root: Path, name: str, text: str | bytes) -> None:
 # -- data/glossary.yaml --------------------------------------------------------------
 
 GLOSSARY_CASES = {
-    "invalid-yaml": (GLOSSARY.replace("  see: [x-intro]", "  see: [x-intro"),
-                     "data/glossary.yaml:7: WARNING: KB040 not valid YAML"),
-    "not-a-list": ("gradient-accumulation: 梯度累积\n",
-                   "data/glossary.yaml:1: WARNING: KB043 {'gradient-accumulation': '梯度累积'} "
-                   "is not of type 'array'"),
-    "no-def": (GLOSSARY.replace("  def: 低精度训练。\n", ""),
-               "data/glossary.yaml:7: WARNING: KB043 at [1]: 'def' is a required property"),
-    "no-zh": (GLOSSARY.replace("  zh: 混合精度\n", ""),
-              "data/glossary.yaml:7: WARNING: KB043 at [1]: 'zh' is a required property"),
-    "no-id": (GLOSSARY.replace("- id: mixed-precision\n  zh: 混合精度", "- zh: 混合精度"),
-              "data/glossary.yaml:7: WARNING: KB043 at [1]: 'id' is a required property"),
-    "wrong-type": (GLOSSARY.replace("  def: 低精度训练。", "  def: 低精度训练。\n  aliases: AMP"),
-                   "data/glossary.yaml:10: WARNING: KB043 at [1].aliases: 'AMP' is not of type 'array'"),
-    "duplicate-id": (GLOSSARY.replace("id: mixed-precision", "id: gradient-accumulation"),
-                     "data/glossary.yaml:7: WARNING: KB044 id 'gradient-accumulation' is already "
-                     "used by the entry on line 2"),
-    "duplicate-name": (GLOSSARY + "  aliases: [Gradient Accumulation]\n",
-                       "data/glossary.yaml:7: WARNING: KB044 name 'Gradient Accumulation' is "
-                       "already a name of 'gradient-accumulation' (line 2)"),
-    "duplicate-key": (GLOSSARY.replace("  def: 低精度训练。", "  def: 低精度训练。\n  zh: 低精度"),
-                      "data/glossary.yaml:10: WARNING: KB041 key 'zh' is given twice (first on line 8)"),
-    "alias": (GLOSSARY.replace("  def: 低精度训练。", "  def: *d").replace("def: 把", "def: &d 把"),
-              "data/glossary.yaml:5: WARNING: KB042 YAML anchors (&name) and aliases (*name) "
-              "are not allowed"),
-    "not-utf-8": (GLOSSARY.replace("低精度训练", "\udcff").encode("utf-8", "surrogateescape"),
-                  "data/glossary.yaml:9: WARNING: KB040 not UTF-8 (byte 0xff)"),
+    "invalid-yaml": (
+        GLOSSARY.replace("  see: [x-intro]", "  see: [x-intro"),
+        "data/glossary.yaml:7: WARNING: KB040 not valid YAML",
+    ),
+    "not-a-list": (
+        "gradient-accumulation: 梯度累积\n",
+        "data/glossary.yaml:1: WARNING: KB043 {'gradient-accumulation': '梯度累积'} is not of type 'array'",
+    ),
+    "no-def": (
+        GLOSSARY.replace("  def: 低精度训练。\n", ""),
+        "data/glossary.yaml:7: WARNING: KB043 at [1]: 'def' is a required property",
+    ),
+    "no-zh": (
+        GLOSSARY.replace("  zh: 混合精度\n", ""),
+        "data/glossary.yaml:7: WARNING: KB043 at [1]: 'zh' is a required property",
+    ),
+    "no-id": (
+        GLOSSARY.replace("- id: mixed-precision\n  zh: 混合精度", "- zh: 混合精度"),
+        "data/glossary.yaml:7: WARNING: KB043 at [1]: 'id' is a required property",
+    ),
+    "wrong-type": (
+        GLOSSARY.replace("  def: 低精度训练。", "  def: 低精度训练。\n  aliases: AMP"),
+        "data/glossary.yaml:10: WARNING: KB043 at [1].aliases: 'AMP' is not of type 'array'",
+    ),
+    "duplicate-id": (
+        GLOSSARY.replace("id: mixed-precision", "id: gradient-accumulation"),
+        "data/glossary.yaml:7: WARNING: KB044 id 'gradient-accumulation' is already "
+        "used by the entry on line 2",
+    ),
+    "duplicate-name": (
+        GLOSSARY + "  aliases: [Gradient Accumulation]\n",
+        "data/glossary.yaml:7: WARNING: KB044 name 'Gradient Accumulation' is "
+        "already a name of 'gradient-accumulation' (line 2)",
+    ),
+    "duplicate-key": (
+        GLOSSARY.replace("  def: 低精度训练。", "  def: 低精度训练。\n  zh: 低精度"),
+        "data/glossary.yaml:10: WARNING: KB041 key 'zh' is given twice (first on line 8)",
+    ),
+    "alias": (
+        GLOSSARY.replace("  def: 低精度训练。", "  def: *d").replace("def: 把", "def: &d 把"),
+        "data/glossary.yaml:5: WARNING: KB042 YAML anchors (&name) and aliases (*name) are not allowed",
+    ),
+    "not-utf-8": (
+        GLOSSARY.replace("低精度训练", "\udcff").encode("utf-8", "surrogateescape"),
+        "data/glossary.yaml:9: WARNING: KB040 not UTF-8 (byte 0xff)",
+    ),
 }
 
 
@@ -206,42 +241,78 @@ def _line(text: str, needle: str) -> int:
 
 
 OTHER_CASES = {
-    "tags-invalid-yaml": ("tags.yaml", TAGS.replace("memory: 显存优化", "memory: [显存优化"),
-                          f"data/tags.yaml:{_line(TAGS, 'memory:') + 1}: WARNING: KB040 not valid YAML"),
-    "tags-not-a-mapping": ("tags.yaml", "- memory\n- gpu\n",
-                           "data/tags.yaml:1: WARNING: KB043 ['memory', 'gpu'] is not of type 'object'"),
-    "tags-duplicate": ("tags.yaml", TAGS.replace("gpu: GPU", "gpu: GPU\nmemory: 显存"),
-                       f"data/tags.yaml:{_line(TAGS, 'memory:') + 1}: WARNING: KB041 key 'memory' "
-                       f"is given twice (first on line {_line(TAGS, 'gpu: GPU') + 1})"),
-    "tags-not-a-name": ("tags.yaml", TAGS.replace("gpu: GPU", "gpu: [GPU]"),
-                        f"data/tags.yaml:{_line(TAGS, 'gpu: GPU')}: WARNING: KB043 at gpu: "
-                        "['GPU'] is not of type 'string'"),
-    "guides-no-blurb": ("guides.yaml", GUIDES.replace("  blurb: 把大模型用便宜", "  summary: 把大模型用便宜"),
-                        f"data/guides.yaml:{_line(GUIDES, '- key: inference')}: WARNING: KB043 at [1]: "
-                        "'blurb' is a required property"),
-    "guides-duplicate-key": ("guides.yaml", GUIDES.replace("key: industry", "key: hardware"),
-                             f"data/guides.yaml:{_line(GUIDES, '- key: industry')}: WARNING: KB044 "
-                             f"guide key 'hardware' is already used on line {_line(GUIDES, '- key: hardware')}"),
-    "guides-not-a-list": ("guides.yaml", "training: 训练\n",
-                          "data/guides.yaml:1: WARNING: KB043 {'training': '训练'} is not of type 'array'"),
-    "schema-json-syntax": ("front-matter.schema.json", '{\n  "type": "object",\n  "properties": {,\n}\n',
-                           "data/front-matter.schema.json:3: WARNING: KB040 not valid JSON"),
-    "schema-not-a-schema": ("front-matter.schema.json",
-                            (ROOT / "data/front-matter.schema.json").read_text(encoding="utf-8")
-                            .replace('"additionalProperties": false', '"additionalProperties": "no"'),
-                            "data/front-matter.schema.json:7: WARNING: KB046 not a valid JSON schema: "
-                            "at additionalProperties: 'no' is not of type 'object', 'boolean'"),
-    "schema-without-properties": ("front-matter.schema.json", '{"type": "object"}\n',
-                                  "data/front-matter.schema.json:1: WARNING: KB046 the front-matter "
-                                  "schema must describe an object"),
-    "linkcheck-bad-regex": ("linkcheck-ignore.yaml", "- pattern: '^https://example\\.com/(a'\n  reason: r\n",
-                            "data/linkcheck-ignore.yaml:1: WARNING: KB045 pattern '^https://example\\\\.com/(a' "
-                            "is not a regular expression"),
-    "linkcheck-invalid-yaml": ("linkcheck-ignore.yaml", "- pattern: [\n",
-                               "data/linkcheck-ignore.yaml:2: WARNING: KB040 not valid YAML"),
-    "linkcheck-no-reason": ("linkcheck-ignore.yaml", "- pattern: '^https://x/'\n",
-                            "data/linkcheck-ignore.yaml:1: WARNING: KB043 at [0]: 'reason' is a "
-                            "required property"),
+    "tags-invalid-yaml": (
+        "tags.yaml",
+        TAGS.replace("memory: 显存优化", "memory: [显存优化"),
+        f"data/tags.yaml:{_line(TAGS, 'memory:') + 1}: WARNING: KB040 not valid YAML",
+    ),
+    "tags-not-a-mapping": (
+        "tags.yaml",
+        "- memory\n- gpu\n",
+        "data/tags.yaml:1: WARNING: KB043 ['memory', 'gpu'] is not of type 'object'",
+    ),
+    "tags-duplicate": (
+        "tags.yaml",
+        TAGS.replace("gpu: GPU", "gpu: GPU\nmemory: 显存"),
+        f"data/tags.yaml:{_line(TAGS, 'memory:') + 1}: WARNING: KB041 key 'memory' "
+        f"is given twice (first on line {_line(TAGS, 'gpu: GPU') + 1})",
+    ),
+    "tags-not-a-name": (
+        "tags.yaml",
+        TAGS.replace("gpu: GPU", "gpu: [GPU]"),
+        f"data/tags.yaml:{_line(TAGS, 'gpu: GPU')}: WARNING: KB043 at gpu: ['GPU'] is not of type 'string'",
+    ),
+    "guides-no-blurb": (
+        "guides.yaml",
+        GUIDES.replace("  blurb: 把大模型用便宜", "  summary: 把大模型用便宜"),
+        f"data/guides.yaml:{_line(GUIDES, '- key: inference')}: WARNING: KB043 at [1]: "
+        "'blurb' is a required property",
+    ),
+    "guides-duplicate-key": (
+        "guides.yaml",
+        GUIDES.replace("key: industry", "key: hardware"),
+        f"data/guides.yaml:{_line(GUIDES, '- key: industry')}: WARNING: KB044 "
+        f"guide key 'hardware' is already used on line {_line(GUIDES, '- key: hardware')}",
+    ),
+    "guides-not-a-list": (
+        "guides.yaml",
+        "training: 训练\n",
+        "data/guides.yaml:1: WARNING: KB043 {'training': '训练'} is not of type 'array'",
+    ),
+    "schema-json-syntax": (
+        "front-matter.schema.json",
+        '{\n  "type": "object",\n  "properties": {,\n}\n',
+        "data/front-matter.schema.json:3: WARNING: KB040 not valid JSON",
+    ),
+    "schema-not-a-schema": (
+        "front-matter.schema.json",
+        (ROOT / "data/front-matter.schema.json")
+        .read_text(encoding="utf-8")
+        .replace('"additionalProperties": false', '"additionalProperties": "no"'),
+        "data/front-matter.schema.json:7: WARNING: KB046 not a valid JSON schema: "
+        "at additionalProperties: 'no' is not of type 'object', 'boolean'",
+    ),
+    "schema-without-properties": (
+        "front-matter.schema.json",
+        '{"type": "object"}\n',
+        "data/front-matter.schema.json:1: WARNING: KB046 the front-matter schema must describe an object",
+    ),
+    "linkcheck-bad-regex": (
+        "linkcheck-ignore.yaml",
+        "- pattern: '^https://example\\.com/(a'\n  reason: r\n",
+        "data/linkcheck-ignore.yaml:1: WARNING: KB045 pattern '^https://example\\\\.com/(a' "
+        "is not a regular expression",
+    ),
+    "linkcheck-invalid-yaml": (
+        "linkcheck-ignore.yaml",
+        "- pattern: [\n",
+        "data/linkcheck-ignore.yaml:2: WARNING: KB040 not valid YAML",
+    ),
+    "linkcheck-no-reason": (
+        "linkcheck-ignore.yaml",
+        "- pattern: '^https://x/'\n",
+        "data/linkcheck-ignore.yaml:1: WARNING: KB043 at [0]: 'reason' is a required property",
+    ),
 }
 
 
@@ -257,6 +328,7 @@ def test_a_bad_data_file_fails_at_its_line(tiny, case):
 
 def test_load_yaml_raises_with_every_problem(tmp_path):
     from kb.core import data as kb_data
+
     path = tmp_path / "x.yaml"
     path.write_text("a: 1\nb: 2\na: 3\n", encoding="utf-8")
     with pytest.raises(kb_data.DataError) as err:
@@ -266,6 +338,7 @@ def test_load_yaml_raises_with_every_problem(tmp_path):
 
 def test_an_alias_bomb_is_refused_before_it_expands():
     from kb.core import data as kb_data
+
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     lines += [f"{chr(97 + i)}: &{chr(97 + i)} [{','.join([f'*{chr(96 + i)}'] * 9)}]" for i in range(1, 10)]
     with pytest.raises(kb_data.YamlProblem) as err:
@@ -288,8 +361,9 @@ def _see_label(repo, at) -> int:
 
 
 def _linkcheck_ignore(repo, at) -> None:
-    (repo / "data/linkcheck-ignore.yaml").write_text("- pattern: '(unclosed'\n  reason: x\n- [\n",
-                                                     encoding="utf-8")
+    (repo / "data/linkcheck-ignore.yaml").write_text(
+        "- pattern: '(unclosed'\n  reason: x\n- [\n", encoding="utf-8"
+    )
 
 
 register("pages", "data-errors", {"see-label": _see_label, "linkcheck-ignore": _linkcheck_ignore})

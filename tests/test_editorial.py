@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from test_site import articles
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +30,7 @@ def blocks(text: str):
         if not match:
             continue
         marker, name = match.group(2), match.group(4)
-        rest = line.strip()[len(marker):].strip()
+        rest = line.strip()[len(marker) :].strip()
         if stack and marker[0] == stack[-1][0][0] and len(marker) >= len(stack[-1][0]) and not rest:
             stack.pop()
             continue
@@ -46,8 +45,7 @@ def notes(text: str) -> list[tuple[int, str, str]]:
     out = []
     for match in re.finditer(r"^(:{3,})\{editor-note\}\n(.*?)^\1\s*$", text, re.S | re.M):
         kind = re.search(r"^:kind: (\w+)", match.group(2), re.M)
-        out.append((text[: match.start()].count("\n") + 1, kind.group(1) if kind else "",
-                    match.group(2)))
+        out.append((text[: match.start()].count("\n") + 1, kind.group(1) if kind else "", match.group(2)))
     return out
 
 
@@ -62,13 +60,21 @@ def test_every_quoted_original_is_inside_original(doc):
         before = next((lines[i].strip() for i in range(number - 2, -1, -1) if lines[i].strip()), "")
         is_original = bool(ORIGINAL_SKIP.match(before))
         if is_original and "original" not in outer:
-            problems.append(f"docs/{doc}.md:{number}: the author's original code is not inside "
-                            "{original} (in the 编者注 under the corrected code)")
-        python = name is None and lines[number - 1].strip().lstrip("`~").strip() == "python" or \
-            name in ("code-block", "code") and lines[number - 1].split("}", 1)[1].strip() == "python"
+            problems.append(
+                f"docs/{doc}.md:{number}: the author's original code is not inside "
+                "{original} (in the 编者注 under the corrected code)"
+            )
+        python = (
+            name is None
+            and lines[number - 1].strip().lstrip("`~").strip() == "python"
+            or name in ("code-block", "code")
+            and lines[number - 1].split("}", 1)[1].strip() == "python"
+        )
         if "original" in outer and python and not is_original:
-            problems.append(f"docs/{doc}.md:{number}: a Python block inside {{original}} must be "
-                            'skipped with % skip: next "原文，已由上方更正版替代"')
+            problems.append(
+                f"docs/{doc}.md:{number}: a Python block inside {{original}} must be "
+                'skipped with % skip: next "原文，已由上方更正版替代"'
+            )
     assert problems == [], "\n".join(problems)
 
 
@@ -81,11 +87,15 @@ def test_a_note_on_wrong_code_quotes_the_original_and_says_the_body_is_corrected
             continue
         verdict = re.sub(r"^:\w+:.*\n", "", body, flags=re.M).strip().split("\n")[0]
         if "{original}" in body and not re.search(r"已由编者更正|已更正|编者更正", verdict):
-            problems.append(f"docs/{doc}.md:{line}: the note quotes an original, so its verdict "
-                            f"must say the code above is the editors' correction: {verdict[:60]}")
+            problems.append(
+                f"docs/{doc}.md:{line}: the note quotes an original, so its verdict "
+                f"must say the code above is the editors' correction: {verdict[:60]}"
+            )
         if re.match(r"\*\*原文[^*]*不能照抄", verdict):
-            problems.append(f"docs/{doc}.md:{line}: a note under corrected code opens with "
-                            f"'原文…不能照抄': {verdict[:60]}")
+            problems.append(
+                f"docs/{doc}.md:{line}: a note under corrected code opens with "
+                f"'原文…不能照抄': {verdict[:60]}"
+            )
     assert problems == [], "\n".join(problems)
 
 
@@ -99,8 +109,7 @@ def test_originals_are_collapsed_and_show_their_status(site):
     found = 0
     for doc in articles():
         html = (site / f"{doc}.html").read_text(encoding="utf-8")
-        for quote in re.findall(r'<details class="kb-original-quote kb-details">(.*?)</details>',
-                                html, re.S):
+        for quote in re.findall(r'<details class="kb-original-quote kb-details">(.*?)</details>', html, re.S):
             codes = quote.count('<div class="highlight">')
             assert codes and quote.count('<span class="kb-code-status">原文·勿照抄</span>') == codes
             found += 1
@@ -144,7 +153,10 @@ def visible_explanation(body: str) -> str:
 @pytest.mark.parametrize("doc", articles())
 def test_a_note_is_a_verdict_with_its_explanation_collapsed(doc):
     text = (ROOT / "docs" / f"{doc}.md").read_text(encoding="utf-8")
-    long = [f"docs/{doc}.md:{line}: {len(visible_explanation(body))} characters open; put the "
-            "explanation in :::{details} 展开说明 under the verdict"
-            for line, _, body in notes(text) if len(visible_explanation(body)) > VISIBLE_LIMIT]
+    long = [
+        f"docs/{doc}.md:{line}: {len(visible_explanation(body))} characters open; put the "
+        "explanation in :::{details} 展开说明 under the verdict"
+        for line, _, body in notes(text)
+        if len(visible_explanation(body)) > VISIBLE_LIMIT
+    ]
     assert long == [], "\n".join(long)

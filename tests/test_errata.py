@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from test_data_errors import ARTICLE, INDEX, build, tiny_project, write
 
 NOTES = """
@@ -63,8 +62,11 @@ def built(tmp_path_factory):
     write(root, "docs/training/x.md", ARTICLE + NOTES)
     write(root, "docs/training/y.md", OTHER)
     write(root, "docs/training/index.md", "# 训练\n\n```{toctree}\nx\ny\n```\n")
-    write(root, "docs/errata.md", "---\ntitle: 勘误与编者注\n---\n\n# 勘误与编者注\n\n"
-                                  "```{kb-editor-notes}\n```\n")
+    write(
+        root,
+        "docs/errata.md",
+        "---\ntitle: 勘误与编者注\n---\n\n# 勘误与编者注\n\n```{kb-editor-notes}\n```\n",
+    )
     write(root, "docs/index.md", INDEX.replace("glossary\n", "glossary\nerrata\n"))
     code, out = build(root)
     assert code == 0, out[-3000:]
@@ -77,7 +79,7 @@ def _text(html: str) -> str:
 
 def test_errata_groups_by_verdict_and_article_with_whole_sentences(built):
     html = (built / "errata.html").read_text(encoding="utf-8")
-    body = _text(html[html.index("全站共"):])
+    body = _text(html[html.index("全站共") :])
     # verdicts in order, each with its count, the article's title under each
     assert body.index("更正（1 条）") < body.index("未能核实（1 条）") < body.index("补充说明（1 条）")
     assert body.count("梯度累积") >= 3
@@ -102,7 +104,7 @@ def test_the_guide_summaries_show_verdicts_not_labels(site):
     """The guides' 要点速览 tables show each note's verdict, never its raw label."""
     for guide in ("training", "inference", "hardware", "industry"):
         html = (site / guide / "index.html").read_text(encoding="utf-8")
-        article = html[html.index("<article"):html.index("</article>")]
+        article = html[html.index("<article") : html.index("</article>")]
         shown = _text(article)
         assert not re.search(r"note-[a-z0-9]", shown), (guide, re.findall(r".{20}note-[a-z0-9-]+", shown))
         assert "编者注：" in shown, guide

@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from ext_helpers import build_root  # noqa: F401 (fixture)
 from sphinx.util.parallel import parallel_available
 

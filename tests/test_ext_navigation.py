@@ -51,5 +51,4 @@ def test_other_calls_get_sphinx_toctree():
     toctree = Toctree(app=None, pagename="guide/p01", sphinx_toctree=sphinx_toctree)
     assert toctree(maxdepth=1, collapse=True) == "sphinx"
     assert calls == [{"maxdepth": 1, "collapse": True}]
-    assert SIDEBAR_CALL == {"collapse": False, "titles_only": True, "maxdepth": -1,
-                            "includehidden": True}
+    assert SIDEBAR_CALL == {"collapse": False, "titles_only": True, "maxdepth": -1, "includehidden": True}

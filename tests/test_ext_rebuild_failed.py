@@ -18,5 +18,4 @@ def test_warnings_of_later_build_finished_handlers_count(build_root):
     assert saved == {"complete": True, "every": False, "docs": ["early", "late"]}
     # and the next build reads them again, not the page that did not warn
     again = build_root("ext-rebuild-failed", freshenv=False)
-    assert "reading again 2 document(s) that warned in the last build: early, late" in \
-        again.status.getvalue()
+    assert "reading again 2 document(s) that warned in the last build: early, late" in again.status.getvalue()

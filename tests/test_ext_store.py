@@ -24,5 +24,4 @@ def test_per_document_data_follows_the_documents(build_root):
     (srcdir / "index.rst").write_text((srcdir / "index.rst").read_text().replace("   f\n", ""))
     (srcdir / "a.rst").write_text("Page A again\n============\n\nText.\n")
     app = build_root("ext-store", freshenv=False)
-    assert titles(app) == {"index": "Home", "a": "Page A again",
-                           **{p: f"Page {p}" for p in "bcde"}}
+    assert titles(app) == {"index": "Home", "a": "Page A again", **{p: f"Page {p}" for p in "bcde"}}

@@ -16,9 +16,8 @@ from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
-import yaml
-
 import import_export as imp
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -128,9 +127,27 @@ def test_every_piece_of_every_article_is_on_its_page(site, capsys):
 
 def test_pieces_cover_each_kind_of_markdown():
     """The extractor itself: each construct is found and classified."""
-    md = ["# 标题", "", "> 导语 **粗体**", "", "| a | b |", "|---|---|", "| 1 | `x` |", "",
-          "- 第一项", "- 第二项", "", "段落一行", "第二行", "", "    code = 1", "", "```python",
-          "y = 2", "```"]
+    md = [
+        "# 标题",
+        "",
+        "> 导语 **粗体**",
+        "",
+        "| a | b |",
+        "|---|---|",
+        "| 1 | `x` |",
+        "",
+        "- 第一项",
+        "- 第二项",
+        "",
+        "段落一行",
+        "第二行",
+        "",
+        "    code = 1",
+        "",
+        "```python",
+        "y = 2",
+        "```",
+    ]
     got = pieces(md)
     assert ("heading", "标题") in got and ("prose", "导语 粗体") in got
     assert ("table cell", "x") in got and ("list item", "第二项") in got

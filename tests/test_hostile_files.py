@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from one_build import SECRET, register
 from test_contributor_kit import _append
 from test_hostile_input import _git_config, _rst, assert_refused
@@ -23,8 +22,7 @@ from test_hostile_input import _git_config, _rst, assert_refused
 
 def _literalinclude_diff(repo, at):
     _git_config(repo)
-    return _append(repo, "```{literalinclude} ../glossary.md\n:diff: ../../.git/config\n```\n",
-                   at.article())
+    return _append(repo, "```{literalinclude} ../glossary.md\n:diff: ../../.git/config\n```\n", at.article())
 
 
 def _mermaid_file(repo, at):
@@ -35,11 +33,14 @@ def _mermaid_file(repo, at):
 FILES = {
     # docutils joins <…> onto its own folder: any path
     "standard-include-code": lambda repo, at: _rst(
-        repo, f".. include:: <{at.secret}>\n   :code: text\n", at.article()),
+        repo, f".. include:: <{at.secret}>\n   :code: text\n", at.article()
+    ),
     "standard-include-literal": lambda repo, at: _rst(
-        repo, f".. include:: <../../../../../../../../..{at.secret}>\n   :literal:\n", at.article()),
+        repo, f".. include:: <../../../../../../../../..{at.secret}>\n   :literal:\n", at.article()
+    ),
     "myst-standard-include": lambda repo, at: _append(
-        repo, f"```{{include}} <{at.secret}>\n:literal:\n```\n", at.article()),
+        repo, f"```{{include}} <{at.secret}>\n:literal:\n```\n", at.article()
+    ),
     "literalinclude-diff": _literalinclude_diff,
     "mermaid-file": _mermaid_file,
 }
@@ -55,8 +56,11 @@ def test_every_way_to_read_a_file_is_confined(one_build, case):
     assert SECRET not in r.run.published
 
 
-register("pages", "refused", {
-    "autoclasstree": lambda repo, at: _rst(repo, ".. autoclasstree:: this\n", at.article())})
+register(
+    "pages",
+    "refused",
+    {"autoclasstree": lambda repo, at: _rst(repo, ".. autoclasstree:: this\n", at.article())},
+)
 
 
 @pytest.mark.slow
@@ -67,8 +71,11 @@ def test_autoclasstree_would_import_modules_and_is_refused(one_build):
 
 
 TYPES = {
-    "download-xht": ("x.xht", '<html xmlns="http://www.w3.org/1999/xhtml"><script>alert(1)'
-                              "</script></html>", "{{download}}`下载 <{name}>`"),
+    "download-xht": (
+        "x.xht",
+        '<html xmlns="http://www.w3.org/1999/xhtml"><script>alert(1)</script></html>',
+        "{{download}}`下载 <{name}>`",
+    ),
     "download-js": ("x.js", "alert(1)\n", "{{download}}`下载 <{name}>`"),
     "download-html": ("x.html", '<body onload="alert(1)">hi</body>', "{{download}}`下载 <{name}>`"),
     "image-svgz": ("x.svgz", "not really gzip", "![图]({name})"),
@@ -82,6 +89,7 @@ def _typed_file(case: str):
         name = stem.replace("x.", f"x-{at.tag}.")  # a name of its own in the shared build
         (repo / "docs/training" / name).write_text(content, encoding="utf-8")
         return name, _append(repo, markup.format(name=name) + "\n", at.article())
+
     return apply
 
 
@@ -98,14 +106,27 @@ def test_images_and_downloads_are_types_a_browser_does_not_run(one_build, case):
 
 
 SVGS = {
-    "prefixed-script": ('<svg xmlns="http://www.w3.org/2000/svg">\n<h:script xmlns:h='
-                        '"http://www.w3.org/1999/xhtml">alert(1)</h:script></svg>\n', 2, "<script>"),
-    "script-in-style": ('<svg xmlns="http://www.w3.org/2000/svg"><style><script>alert(1)</script>'
-                        "</style></svg>\n", 1, "<script>"),
-    "xml-stylesheet": ('<?xml-stylesheet type="text/xsl" href="x.xsl"?>\n<svg xmlns='
-                       '"http://www.w3.org/2000/svg"/>\n', 1, "xml-stylesheet"),
-    "remote-image": ('<svg xmlns="http://www.w3.org/2000/svg"><image href='
-                     '"https://tracker.example/p.png"/></svg>\n', 1, "another host"),
+    "prefixed-script": (
+        '<svg xmlns="http://www.w3.org/2000/svg">\n<h:script xmlns:h='
+        '"http://www.w3.org/1999/xhtml">alert(1)</h:script></svg>\n',
+        2,
+        "<script>",
+    ),
+    "script-in-style": (
+        '<svg xmlns="http://www.w3.org/2000/svg"><style><script>alert(1)</script></style></svg>\n',
+        1,
+        "<script>",
+    ),
+    "xml-stylesheet": (
+        '<?xml-stylesheet type="text/xsl" href="x.xsl"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>\n',
+        1,
+        "xml-stylesheet",
+    ),
+    "remote-image": (
+        '<svg xmlns="http://www.w3.org/2000/svg"><image href="https://tracker.example/p.png"/></svg>\n',
+        1,
+        "another host",
+    ),
 }
 
 
@@ -115,6 +136,7 @@ def _svg(content: str):
         (repo / "docs/training" / name).write_text(content, encoding="utf-8")
         _append(repo, f"![图]({name})\n", at.article())
         return name
+
     return apply
 
 
@@ -127,29 +149,40 @@ def test_an_svg_is_read_as_xml_wherever_it_is_published(one_build, case):
     _, line, what = SVGS[case]
     r = one_build("pages")[f"svg/{case}"]
     out = assert_refused(r.run.proc)
-    assert re.search(rf"_build/html/_images/{re.escape(r.value)}:{line}: WARNING: KB015 "
-                     rf".*{re.escape(what)}", out), out[-3000:]
+    assert re.search(
+        rf"_build/html/_images/{re.escape(r.value)}:{line}: WARNING: KB015 "
+        rf".*{re.escape(what)}",
+        out,
+    ), out[-3000:]
 
 
 def _headers(change):
     def apply(repo, at):
         headers = repo / "_static/_headers"
         headers.write_text(change(headers.read_text(encoding="utf-8")), encoding="utf-8")
+
     return apply
 
 
 HEADERS = {
     # the first two share the group "pages": the policy stays, and goes into every
     # page's <meta> (so its host is not the page cases' evil.example)
-    "refresh": ("pages", _headers(lambda text: text + "  Refresh: 0; url=https://evil.example/\n"),
-                "header 'Refresh'"),
-    "remote-script": ("pages", _headers(lambda text: text.replace(
-        "script-src 'self'", "script-src 'self' https://scripts.invalid")),
-        "script-src allows https://scripts.invalid"),
+    "refresh": (
+        "pages",
+        _headers(lambda text: text + "  Refresh: 0; url=https://evil.example/\n"),
+        "header 'Refresh'",
+    ),
+    "remote-script": (
+        "pages",
+        _headers(lambda text: text.replace("script-src 'self'", "script-src 'self' https://scripts.invalid")),
+        "script-src allows https://scripts.invalid",
+    ),
     # without a policy no page has to carry one: a group of its own
-    "no-policy": ("stopped", _headers(lambda text: "\n".join(
-        l for l in text.split("\n") if "Content-Security-Policy" not in l)),
-        "no Content-Security-Policy"),
+    "no-policy": (
+        "stopped",
+        _headers(lambda text: "\n".join(l for l in text.split("\n") if "Content-Security-Policy" not in l)),
+        "no Content-Security-Policy",
+    ),
 }
 for _case, (_group, _change, _) in HEADERS.items():
     register(_group, "headers", {_case: _change})
@@ -174,10 +207,13 @@ def _page_setting(key: str):
     def apply(repo, at):
         page = repo / at.page()  # a page that is no article, as a guide's index.md
         text = page.read_text(encoding="utf-8")
-        front = f"{key}: {{enable_extensions: [substitution]}}\n" if not key.startswith("?") else \
-            "? myst\n: {enable_extensions: [substitution]}\n"
-        page.write_text(text.replace("---\n", "---\n" + front, 1) + f"\n{PAYLOAD}\n",
-                        encoding="utf-8")
+        front = (
+            f"{key}: {{enable_extensions: [substitution]}}\n"
+            if not key.startswith("?")
+            else "? myst\n: {enable_extensions: [substitution]}\n"
+        )
+        page.write_text(text.replace("---\n", "---\n" + front, 1) + f"\n{PAYLOAD}\n", encoding="utf-8")
+
     return apply
 
 
@@ -185,12 +221,18 @@ def _flow_mapping(repo, at):
     page = repo / at.page()
     text = page.read_text(encoding="utf-8")
     body = text.split("---\n", 2)[2]
-    page.write_text(f"---\n{{title: 页面 {at.tag}, myst: {{enable_extensions: [substitution]}}}}\n"
-                    "---\n" + body + f"\n{PAYLOAD}\n", encoding="utf-8")
+    page.write_text(
+        f"---\n{{title: 页面 {at.tag}, myst: {{enable_extensions: [substitution]}}}}\n"
+        "---\n" + body + f"\n{PAYLOAD}\n",
+        encoding="utf-8",
+    )
 
 
-register("pages", "yaml-settings", {**{f"key-{n}": _page_setting(key) for n, key in enumerate(KEYS)},
-                                    "flow-mapping": _flow_mapping})
+register(
+    "pages",
+    "yaml-settings",
+    {**{f"key-{n}": _page_setting(key) for n, key in enumerate(KEYS)}, "flow-mapping": _flow_mapping},
+)
 
 
 @pytest.mark.slow
@@ -208,14 +250,27 @@ def test_a_flow_mapping_front_matter_is_read_too(one_build):
     assert not list(r.repo.rglob("PWNED"))
 
 
-STATIC = [("leak.txt_t", '{% include "../.git/config" %}'),
-          ("x.html", "<!--><img src=x onerror=alert(1)>-->"),
-          ("x.xsd", '<r xmlns:h="http://www.w3.org/1999/xhtml"><h:script>alert(1)</h:script></r>')]
+STATIC = [
+    ("leak.txt_t", '{% include "../.git/config" %}'),
+    ("x.html", "<!--><img src=x onerror=alert(1)>-->"),
+    ("x.xsd", '<r xmlns:h="http://www.w3.org/1999/xhtml"><h:script>alert(1)</h:script></r>'),
+]
 # refused when the build starts, before anything is read: a group of their own
-register("static-types", "static", {
-    name: (lambda name, content: lambda repo, at: (
-        _git_config(repo), (repo / "_static" / name).write_text(content, encoding="utf-8")))(
-        name, content) for name, content in STATIC})
+register(
+    "static-types",
+    "static",
+    {
+        name: (
+            lambda name, content: (
+                lambda repo, at: (
+                    _git_config(repo),
+                    (repo / "_static" / name).write_text(content, encoding="utf-8"),
+                )
+            )
+        )(name, content)
+        for name, content in STATIC
+    },
+)
 
 
 @pytest.mark.slow
@@ -231,8 +286,9 @@ def test_static_files_are_only_types_a_browser_uses_as_they_are(one_build, name,
 def _csv_in_included_file(repo, at):
     _git_config(repo)
     name = f"inc-{at.tag}.rst"
-    (repo / "docs" / name).write_text(".. csv-table:: t\n   :file: ../.git/config\n   :delim: =\n",
-                                      encoding="utf-8")
+    (repo / "docs" / name).write_text(
+        ".. csv-table:: t\n   :file: ../.git/config\n   :delim: =\n", encoding="utf-8"
+    )
     _append(repo, f"```{{eval-rst}}\n.. include:: ../{name}\n```\n", at.article())
 
 
@@ -245,8 +301,11 @@ def test_csv_table_file_is_resolved_as_docutils_resolves_it(one_build):
     r = one_build("pages")["csv/in-included-file"]
     out = assert_refused(r.run.proc)
     # reported at the page's include, naming the file as resolved from docs/inc-….rst
-    assert re.search(rf"{re.escape(r.at.article())}:\d+: WARNING: KB011 csv-table file "
-                     r"'/\.\./\.git/config'", out), out[-3000:]
+    assert re.search(
+        rf"{re.escape(r.at.article())}:\d+: WARNING: KB011 csv-table file "
+        r"'/\.\./\.git/config'",
+        out,
+    ), out[-3000:]
     assert SECRET not in r.run.published
 
 
@@ -254,15 +313,18 @@ def _animated_link(repo, at):
     name = f"a-{at.tag}.svg"
     (repo / "docs/training" / name).write_text(
         '<svg xmlns="http://www.w3.org/2000/svg"><a><set attributeName="href" '
-        'to="javascript:alert(1)"/><text x="1" y="1">x</text></a></svg>\n', encoding="utf-8")
+        'to="javascript:alert(1)"/><text x="1" y="1">x</text></a></svg>\n',
+        encoding="utf-8",
+    )
     _append(repo, f"![图]({name})\n", at.article())
     return name
 
 
 def _css_import(repo, at):
     css = repo / "_static/kb.css"
-    css.write_text(css.read_text(encoding="utf-8") + "\n@import \"https://evil.example/x.css\";\n",
-                   encoding="utf-8")
+    css.write_text(
+        css.read_text(encoding="utf-8") + '\n@import "https://evil.example/x.css";\n', encoding="utf-8"
+    )
 
 
 register("pages", "active", {"svg-animated-link": _animated_link, "css-import": _css_import})
@@ -272,16 +334,14 @@ register("pages", "active", {"svg-animated-link": _animated_link, "css-import": 
 def test_an_svg_animating_a_link_is_refused(one_build):
     r = one_build("pages")["active/svg-animated-link"]
     out = assert_refused(r.run.proc)
-    assert f"_build/html/_images/{r.value}:1: WARNING: KB015 <set attributeName='href'>" in out, \
-        out[-3000:]
+    assert f"_build/html/_images/{r.value}:1: WARNING: KB015 <set attributeName='href'>" in out, out[-3000:]
 
 
 @pytest.mark.slow
 def test_a_stylesheet_loading_from_another_host_is_refused(one_build):
     r = one_build("pages")["active/css-import"]
     out = assert_refused(r.run.proc)
-    assert re.search(r"_build/html/_static/kb\.css:\d+: WARNING: KB015 .*evil\.example", out), \
-        out[-3000:]
+    assert re.search(r"_build/html/_static/kb\.css:\d+: WARNING: KB015 .*evil\.example", out), out[-3000:]
 
 
 MARKUP = [
@@ -289,9 +349,14 @@ MARKUP = [
     ("[链接](e%00f.txt)\n", "KB012"),
     ("```{mermaid}\n:config: {bad json\ngraph TD\n  A-->B\n```\n", "KB060"),
 ]
-register("pages", "markup", {
-    code: (lambda markup: lambda repo, at: _append(repo, markup, at.article()))(markup)
-    for markup, code in MARKUP})
+register(
+    "pages",
+    "markup",
+    {
+        code: (lambda markup: lambda repo, at: _append(repo, markup, at.article()))(markup)
+        for markup, code in MARKUP
+    },
+)
 
 
 @pytest.mark.slow
@@ -319,12 +384,18 @@ def test_a_csv_table_file_that_is_not_utf8_fails_at_its_line(one_build):
 # -- round 4 ----------------------------------------------------------------------------
 
 ROUND4 = {
-    "mermaid-img-label": ("```{mermaid}\nflowchart TD\n  A[\"x\"] --> B[\"<img src='https://evil.example/E.png'>\"]\n```\n",
-                          "KB014"),
-    "mermaid-image-shape": ("```{mermaid}\nflowchart TD\n  A@{ img: \"https://evil.example/E.png\", label: \"x\" }\n```\n",
-                            "KB014"),
-    "meta-og-url": ("```{eval-rst}\n.. meta::\n   :property=og:url: https://evil.example/\n   :name=robots: noindex\n```\n",
-                    "KB013"),
+    "mermaid-img-label": (
+        '```{mermaid}\nflowchart TD\n  A["x"] --> B["<img src=\'https://evil.example/E.png\'>"]\n```\n',
+        "KB014",
+    ),
+    "mermaid-image-shape": (
+        '```{mermaid}\nflowchart TD\n  A@{ img: "https://evil.example/E.png", label: "x" }\n```\n',
+        "KB014",
+    ),
+    "meta-og-url": (
+        "```{eval-rst}\n.. meta::\n   :property=og:url: https://evil.example/\n   :name=robots: noindex\n```\n",
+        "KB013",
+    ),
     "contents": ("```{eval-rst}\n.. contents::\n```\n", "KB017"),
     "footer": ("```{eval-rst}\n.. footer:: 页脚文字\n```\n", "KB017"),
 }
@@ -338,6 +409,7 @@ def _round4(case: str):
         line = _append(repo, markup, at.article())
         # rST directives are reported at their own line inside {eval-rst}
         return line + (1 if markup.startswith("```{eval-rst}") else 0), host
+
     return apply
 
 
@@ -378,8 +450,11 @@ def _generated_name(name: str):
     def apply(repo, at):
         (repo / f"docs/{name}.md").write_text("---\ntitle: 页\n---\n\n# 页\n\n正文。\n", encoding="utf-8")
         index = repo / "docs/index.md"
-        index.write_text(index.read_text(encoding="utf-8").replace("glossary\n", f"glossary\n{name}\n", 1),
-                         encoding="utf-8")
+        index.write_text(
+            index.read_text(encoding="utf-8").replace("glossary\n", f"glossary\n{name}\n", 1),
+            encoding="utf-8",
+        )
+
     return apply
 
 
@@ -394,26 +469,33 @@ def test_a_page_named_like_a_generated_page_is_refused(one_build, name):
     assert_refused(r.run.proc, f"docs/{name}.md:1: WARNING: KB057")
 
 
-@pytest.mark.parametrize("pattern, url", [("'^(.*.*.*.*.*.*.*.*)*X$'", None), ("'(['", None),
-                                          (None, '"http://x\\njavascript:alert(1)"')])
+@pytest.mark.parametrize(
+    "pattern, url",
+    [("'^(.*.*.*.*.*.*.*.*)*X$'", None), ("'(['", None), (None, '"http://x\\njavascript:alert(1)"')],
+)
 def test_claims_patterns_and_urls_are_checked_before_they_run(pattern, url):
-    from kb.editorial import claims as claims
-    from pathlib import Path as _Path
     import tempfile
+    from pathlib import Path as _Path
+
+    from kb.editorial import claims as claims
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = _Path(tmp) / "claims" / "training"
         folder.mkdir(parents=True)
         entry = "- {claim: 10 个技巧, kind: count, verdict: derived, promised: 10, pattern: %s}\n" % (
-            pattern or "'^## 技巧 \\\\d+：'")
+            pattern or "'^## 技巧 \\\\d+：'"
+        )
         if url:
-            entry = ("- claim: 显存 80GB\n  kind: spec\n  verdict: verified\n  as_of: '2024'\n"
-                     f"  source: [{{title: t, url: {url}, accessed: '2026-12-01'}}]\n")
+            entry = (
+                "- claim: 显存 80GB\n  kind: spec\n  verdict: verified\n  as_of: '2024'\n"
+                f"  source: [{{title: t, url: {url}, accessed: '2026-12-01'}}]\n"
+            )
         (folder / "x.yaml").write_text(entry, encoding="utf-8")
         _, problems = claims.load(_Path(tmp))
     assert problems and all(p.line >= 1 for p in problems), problems
-    assert any("pattern" in p.message or "url" in p.message or "does not match" in p.message
-               for p in problems), problems
+    assert any(
+        "pattern" in p.message or "url" in p.message or "does not match" in p.message for p in problems
+    ), problems
 
 
 def _source_path(repo, at):

@@ -29,12 +29,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from one_build import SECRET, published_text, register
+from one_build import SECRET, register
 from one_build import tiny_repo as _one_build_tiny
 from test_build_modes import tree
+from test_contributor_kit import _append, _make
+
 from conftest import sphinx_build
-from test_contributor_kit import PAGE, _append, _make
 
 pytestmark = pytest.mark.slow
 # The article of the tiny repository (one_build.tiny_repo) that tests building
@@ -65,10 +65,12 @@ def _html(page: str) -> str:
 
 def _include_from_outside(markup: str, extra_line: int = 0):
     """A case appending ``markup`` (with {rel}: the secret, relative to the page)."""
+
     def apply(repo, at):
         page = at.article()
         rel = _relative_from_page(repo, at.secret, page)
         return _append(repo, markup.format(rel=rel), page) + extra_line
+
     return apply
 
 
@@ -91,11 +93,15 @@ def test_a_file_from_outside_the_repository_is_refused_and_not_published(one_bui
 
 
 # A symlink stops the build before anything is read: these share a build of their own.
-SYMLINKS_OUT = ["docs/training/leak.md", "docs/training/diagram.png", "_static/leak.css",
-                "data/leak.yaml"]
-register("symlinks", "outside", {
-    where: (lambda where: lambda repo, at: (repo / where).symlink_to(at.secret))(where)
-    for where in SYMLINKS_OUT})
+SYMLINKS_OUT = ["docs/training/leak.md", "docs/training/diagram.png", "_static/leak.css", "data/leak.yaml"]
+register(
+    "symlinks",
+    "outside",
+    {
+        where: (lambda where: lambda repo, at: (repo / where).symlink_to(at.secret))(where)
+        for where in SYMLINKS_OUT
+    },
+)
 
 
 @pytest.mark.parametrize("where", SYMLINKS_OUT)
@@ -120,20 +126,29 @@ def _unsafe_rst(body: str, extra_line: int = 0):
 UNSAFE = {
     "rst-javascript-link": (_unsafe_rst("`点我 <javascript:alert(1)>`_\n"), "KB012", "javascript:"),
     "rst-tab-in-scheme": (_unsafe_rst("`点我 <java\tscript:alert(1)>`_\n"), "KB012", "script:alert"),
-    "image-target-javascript": (_unsafe_rst(
-        ".. image:: ../../_static/favicon.svg\n   :target: javascript:alert(2)\n", 1),
-        "KB012", "javascript:"),
-    "rst-data-link": (_unsafe_rst("`看 <data:text/html;base64,PHNjcmlwdD4=>`_\n"),
-                      "KB012", "data:text/html"),
-    "meta-refresh": (_unsafe_rst(".. meta::\n   :http-equiv=refresh: 0; url=https://evil.example/\n", 1),
-                     "KB013", "evil.example"),
-    "remote-image": (lambda repo, at: _append(repo, "![图](https://tracker.example/pixel.png)\n",
-                                              at.article()), "KB014", "tracker.example"),
+    "image-target-javascript": (
+        _unsafe_rst(".. image:: ../../_static/favicon.svg\n   :target: javascript:alert(2)\n", 1),
+        "KB012",
+        "javascript:",
+    ),
+    "rst-data-link": (_unsafe_rst("`看 <data:text/html;base64,PHNjcmlwdD4=>`_\n"), "KB012", "data:text/html"),
+    "meta-refresh": (
+        _unsafe_rst(".. meta::\n   :http-equiv=refresh: 0; url=https://evil.example/\n", 1),
+        "KB013",
+        "evil.example",
+    ),
+    "remote-image": (
+        lambda repo, at: _append(repo, "![图](https://tracker.example/pixel.png)\n", at.article()),
+        "KB014",
+        "tracker.example",
+    ),
     "remote-figure": (_unsafe_rst(".. figure:: //tracker.example/f.png\n"), "KB014", "tracker.example"),
-    "csv-table-url": (_unsafe_rst(".. csv-table:: t\n   :url: http://127.0.0.1:9/t.csv\n"),
-                      "KB014", "127.0.0.1:9"),
-    "raw-directive": (_unsafe_rst(".. raw:: html\n\n   <script>alert(3)</script>\n"),
-                      "KB010", "alert(3)"),
+    "csv-table-url": (
+        _unsafe_rst(".. csv-table:: t\n   :url: http://127.0.0.1:9/t.csv\n"),
+        "KB014",
+        "127.0.0.1:9",
+    ),
+    "raw-directive": (_unsafe_rst(".. raw:: html\n\n   <script>alert(3)</script>\n"), "KB010", "alert(3)"),
 }
 register("pages", "unsafe", {case: add for case, (add, _, _) in UNSAFE.items()})
 
@@ -150,15 +165,22 @@ def test_scripts_redirects_and_remote_resources_are_refused_and_not_written(one_
 # -- 3. nothing dropped without a word ------------------------------------------------
 
 DEEP_LIST = "".join("  " * depth + f"- 第 {depth + 1} 层\n" for depth in range(11))
-register("pages", "dropped", {
-    "deep-list": lambda repo, at: _append(repo, DEEP_LIST + "\n## 后面的小节\n\n正文。\n",
-                                          at.article()) + 9,
-    "deep-include": lambda repo, at: (
-        (repo / f"docs/training/deep-{at.tag}.inc").write_text(
-            DEEP_LIST + "\n## 标题\n\n正文。\n", encoding="utf-8"),
-        _append(repo, f"```{{include}} deep-{at.tag}.inc\n```\n", at.article()),
-        f"docs/training/deep-{at.tag}.inc")[-1],
-})
+register(
+    "pages",
+    "dropped",
+    {
+        "deep-list": lambda repo, at: (
+            _append(repo, DEEP_LIST + "\n## 后面的小节\n\n正文。\n", at.article()) + 9
+        ),
+        "deep-include": lambda repo, at: (
+            (repo / f"docs/training/deep-{at.tag}.inc").write_text(
+                DEEP_LIST + "\n## 标题\n\n正文。\n", encoding="utf-8"
+            ),
+            _append(repo, f"```{{include}} deep-{at.tag}.inc\n```\n", at.article()),
+            f"docs/training/deep-{at.tag}.inc",
+        )[-1],
+    },
+)
 
 
 def test_a_list_nested_deeper_than_the_parser_keeps_fails_at_its_line(one_build):
@@ -174,10 +196,14 @@ def _not_utf8(repo, at) -> int:
 
 # KB054, KB056 and KB057 stop the build before any page is read: they share
 # the group "stopped" (with a _headers file that has no policy, checked earlier still).
-register("stopped", "page", {
-    "not-utf8": _not_utf8,
-    "over-size": lambda repo, at: _append(repo, "正文。" * 120_000 + "\n", at.article()),
-})
+register(
+    "stopped",
+    "page",
+    {
+        "not-utf8": _not_utf8,
+        "over-size": lambda repo, at: _append(repo, "正文。" * 120_000 + "\n", at.article()),
+    },
+)
 
 
 def test_a_page_that_is_not_utf8_fails_with_its_name_and_line(one_build):
@@ -186,9 +212,13 @@ def test_a_page_that_is_not_utf8_fails_with_its_name_and_line(one_build):
 
 
 # KB055 is found once every page is read, and stops the build before any is written.
-register("toctree", "circular", {
-    "self": lambda repo, at: _append(repo, "```{toctree}\n:hidden:\n\nindex\n```\n", at.article()) + 3,
-})
+register(
+    "toctree",
+    "circular",
+    {
+        "self": lambda repo, at: _append(repo, "```{toctree}\n:hidden:\n\nindex\n```\n", at.article()) + 3,
+    },
+)
 
 
 def test_a_circular_toctree_fails_at_the_entry_not_with_recursion(one_build):
@@ -217,24 +247,45 @@ def _drop_policy(repo, at) -> None:
 
 # case: (change, what the warning says, text of the written line it is at; None: line 1)
 WRITTEN = {
-    "template-inline-script": (_head("<script>fetch('//x.example')</script>"), "inline <script>",
-                               "<script>fetch('//x.example')</script>"),
-    "template-event-handler": (_head('<img src="x.png" onerror="alert(1)">'),
-                               "event handler onerror=", 'onerror="alert(1)"'),
-    "template-meta-refresh": (_head('<meta http-equiv="refresh" content="0; url=https://refresh.invalid/">'),
-                              "<meta http-equiv='refresh'>", 'url=https://refresh.invalid/'),
+    "template-inline-script": (
+        _head("<script>fetch('//x.example')</script>"),
+        "inline <script>",
+        "<script>fetch('//x.example')</script>",
+    ),
+    "template-event-handler": (
+        _head('<img src="x.png" onerror="alert(1)">'),
+        "event handler onerror=",
+        'onerror="alert(1)"',
+    ),
+    "template-meta-refresh": (
+        _head('<meta http-equiv="refresh" content="0; url=https://refresh.invalid/">'),
+        "<meta http-equiv='refresh'>",
+        "url=https://refresh.invalid/",
+    ),
     "conf-remote-stylesheet": (
-        lambda repo, at: _append(repo, '\nhtml_css_files = [*html_css_files, '
-                                       '"https://cdn.example/theme.css"]\n', page="conf.py"),
-        "makes the reader's browser call another host", "https://cdn.example/theme.css"),
+        lambda repo, at: _append(
+            repo, '\nhtml_css_files = [*html_css_files, "https://cdn.example/theme.css"]\n', page="conf.py"
+        ),
+        "makes the reader's browser call another host",
+        "https://cdn.example/theme.css",
+    ),
     # tags a browser reads (html.parser too) that a regex for tags with spaces missed,
     # and a template that drops the policy <meta>
-    "template-script-slash": (_head("<script/x>alert(1)</script>"), "inline <script>",
-                              "<script/x>alert(1)</script>"),
-    "template-meta-slash": (_head('<meta/http-equiv="refresh"/content="0;url=https://slash.invalid/">'),
-                            "<meta http-equiv='refresh'>", "url=https://slash.invalid/"),
-    "template-drops-policy": (_drop_policy,
-                              "lacks the site's <meta http-equiv=\"Content-Security-Policy\">", None),
+    "template-script-slash": (
+        _head("<script/x>alert(1)</script>"),
+        "inline <script>",
+        "<script/x>alert(1)</script>",
+    ),
+    "template-meta-slash": (
+        _head('<meta/http-equiv="refresh"/content="0;url=https://slash.invalid/">'),
+        "<meta http-equiv='refresh'>",
+        "url=https://slash.invalid/",
+    ),
+    "template-drops-policy": (
+        _drop_policy,
+        'lacks the site\'s <meta http-equiv="Content-Security-Policy">',
+        None,
+    ),
 }
 register("pages", "written", {case: change for case, (change, _, _) in WRITTEN.items()})
 
@@ -247,8 +298,9 @@ def test_what_templates_or_settings_write_is_checked_in_the_written_pages(one_bu
     lines = (r.repo / "_build/html/index.html").read_text(encoding="utf-8").split("\n")
     at = [n for n, line in enumerate(lines, 1) if text in line] if text else [1]
     assert len(at) == 1, at
-    assert re.search(rf"_build/html/index\.html:{at[0]}: WARNING: KB015 .*" + re.escape(what), out), \
-        out[-3000:]
+    assert re.search(rf"_build/html/index\.html:{at[0]}: WARNING: KB015 .*" + re.escape(what), out), out[
+        -3000:
+    ]
 
 
 # -- 4. the second round: what an independent probe found past the first guards ----------
@@ -260,8 +312,12 @@ def _jinja(repo, at) -> None:
     _append(repo, f"运行 {PAYLOAD} 试试。\n", at.article())
     glossary = repo / "data/glossary.yaml"
     # the first entry's definition (test_hostile_files changes the last one's)
-    glossary.write_text(glossary.read_text(encoding="utf-8").replace(
-        "def: ", f"def: \"{PAYLOAD.replace(chr(39), chr(39))}\" ", 1), encoding="utf-8")
+    glossary.write_text(
+        glossary.read_text(encoding="utf-8").replace(
+            "def: ", f'def: "{PAYLOAD.replace(chr(39), chr(39))}" ', 1
+        ),
+        encoding="utf-8",
+    )
 
 
 register("pages", "jinja", {"page-and-glossary": _jinja})
@@ -275,9 +331,11 @@ def test_jinja_in_a_page_is_text_and_never_runs(one_build):
     assert "Traceback" not in r.out
 
 
-SETTINGS = ["myst:\n  enable_extensions: [substitution]\n",
-            "myst:\n  substitutions:\n    x: '<script>alert(1)</script>'\n",
-            "html_meta:\n  http-equiv=refresh: 0; url=https://evil.example/\n"]
+SETTINGS = [
+    "myst:\n  enable_extensions: [substitution]\n",
+    "myst:\n  substitutions:\n    x: '<script>alert(1)</script>'\n",
+    "html_meta:\n  http-equiv=refresh: 0; url=https://evil.example/\n",
+]
 
 
 def _page_setting(key: str, kind: str):
@@ -286,11 +344,19 @@ def _page_setting(key: str, kind: str):
         path = repo / page
         text = path.read_text(encoding="utf-8")
         path.write_text(text.replace("---\n", "---\n" + key, 1) + f"\n{PAYLOAD}\n", encoding="utf-8")
+
     return apply
 
 
-register("pages", "settings", {f"{kind}-{n}": _page_setting(key, kind)
-                               for n, key in enumerate(SETTINGS) for kind in ("page", "article")})
+register(
+    "pages",
+    "settings",
+    {
+        f"{kind}-{n}": _page_setting(key, kind)
+        for n, key in enumerate(SETTINGS)
+        for kind in ("page", "article")
+    },
+)
 
 
 @pytest.mark.parametrize("key", range(len(SETTINGS)), ids=["myst", "substitutions", "html_meta"])
@@ -305,10 +371,12 @@ def test_page_level_myst_settings_are_refused(one_build, key, kind):
     assert "<script>alert(1)" not in (r.repo / "_build/html" / _html(page)).read_text(encoding="utf-8")
 
 
-SYMLINKS_IN = [("_static/gitcfg.txt", "../.git/config"),
-               ("_templates/gitcfg.html", "../.git/config"),
-               ("docs/training/notes.md", "../../README.md"),
-               ("data/extra", "../docs")]
+SYMLINKS_IN = [
+    ("_static/gitcfg.txt", "../.git/config"),
+    ("_templates/gitcfg.html", "../.git/config"),
+    ("docs/training/notes.md", "../../README.md"),
+    ("data/extra", "../docs"),
+]
 
 
 def _git_config(repo) -> None:
@@ -316,10 +384,16 @@ def _git_config(repo) -> None:
     (repo / ".git/config").write_text(f"[http]\n\textraheader = AUTHORIZATION: {SECRET}\n")
 
 
-register("symlinks", "inside", {
-    where: (lambda where, target: lambda repo, at: (
-        _git_config(repo), (repo / where).symlink_to(target)))(where, target)
-    for where, target in SYMLINKS_IN})
+register(
+    "symlinks",
+    "inside",
+    {
+        where: (
+            lambda where, target: lambda repo, at: (_git_config(repo), (repo / where).symlink_to(target))
+        )(where, target)
+        for where, target in SYMLINKS_IN
+    },
+)
 
 
 @pytest.mark.parametrize("where, target", SYMLINKS_IN)
@@ -346,7 +420,8 @@ def test_a_static_folder_that_is_a_symlink_stops_the_build(one_build):
 def _svg_image(repo, at) -> str:
     name = f"evil-{at.tag}.svg"
     (repo / "docs/training" / name).write_text(
-        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>\n')
+        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>\n'
+    )
     _append(repo, f"![图]({name})\n", at.article())
     return name
 
@@ -374,8 +449,11 @@ def test_nesting_too_deep_in_an_included_file_fails_at_its_line(one_build):
 
 
 INCLUDE_NAMES = ["INCLUDE", "Include", "包含"]
-register("pages", "include-name", {
-    name: _include_from_outside(f"```{{{{{name}}}}} {{rel}}\n```\n") for name in INCLUDE_NAMES})
+register(
+    "pages",
+    "include-name",
+    {name: _include_from_outside(f"```{{{{{name}}}}} {{rel}}\n```\n") for name in INCLUDE_NAMES},
+)
 
 
 @pytest.mark.parametrize("name", INCLUDE_NAMES)
@@ -385,8 +463,15 @@ def test_an_include_under_another_name_is_refused_at_its_line(one_build, name):
     assert SECRET not in r.run.published
 
 
-register("pages", "figure", {"remote-with-target": _unsafe_rst(
-    ".. figure:: https://tracker.example/f.png\n   :target: https://example.com/\n\n   图注\n")})
+register(
+    "pages",
+    "figure",
+    {
+        "remote-with-target": _unsafe_rst(
+            ".. figure:: https://tracker.example/f.png\n   :target: https://example.com/\n\n   图注\n"
+        )
+    },
+)
 
 
 def test_a_remote_figure_with_a_target_is_refused_without_a_traceback(one_build):
@@ -399,8 +484,9 @@ def _control_character(repo, at) -> int:
     text = page.read_text(encoding="utf-8")
     line = text.split("\n").index(next(l for l in text.split("\n") if l.startswith("summary:"))) + 1
     # written as YAML's escape in a quoted string: the parser gives the character itself
-    page.write_text(re.sub(r"^summary: (.*)$", r'summary: "\1\\x0b"', text, count=1, flags=re.M),
-                    encoding="utf-8")
+    page.write_text(
+        re.sub(r"^summary: (.*)$", r'summary: "\1\\x0b"', text, count=1, flags=re.M), encoding="utf-8"
+    )
     return line
 
 
@@ -409,8 +495,10 @@ register("pages", "front-matter", {"control-character": _control_character})
 
 def test_a_control_character_in_the_front_matter_is_refused_at_its_line(one_build):
     r = one_build("pages")["front-matter/control-character"]
-    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB006 field 'summary' holds "
-                               "the control character U+000B")
+    assert_refused(
+        r.run.proc,
+        f"{r.at.article()}:{r.value}: WARNING: KB006 field 'summary' holds the control character U+000B",
+    )
 
 
 def test_a_page_over_the_size_limit_stops_the_build_at_once(one_build):
@@ -431,8 +519,8 @@ def _search_pages(site: Path) -> set[str]:
 
 
 def test_a_deleted_or_renamed_article_leaves_the_site_and_the_index(tiny_repo):
-    from kb.search import pagefind as kb_pagefind
     import new_article
+    from kb.search import pagefind as kb_pagefind
 
     repo = tiny_repo
     for slug in ("zebra-one", "zebra-two"):
@@ -445,8 +533,10 @@ def test_a_deleted_or_renamed_article_leaves_the_site_and_the_index(tiny_repo):
     index = repo / "docs/training/index.md"
     (repo / "docs/training/zebra-one.md").unlink()
     (repo / "docs/training/zebra-two.md").rename(repo / "docs/training/zebra-three.md")
-    index.write_text(index.read_text(encoding="utf-8").replace("zebra-one\n", "")
-                     .replace("zebra-two\n", "zebra-three\n"), encoding="utf-8")
+    index.write_text(
+        index.read_text(encoding="utf-8").replace("zebra-one\n", "").replace("zebra-two\n", "zebra-three\n"),
+        encoding="utf-8",
+    )
     proc = _make(repo, "html")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     kb_pagefind.wait(site)
@@ -479,8 +569,10 @@ def test_an_interrupted_build_then_make_html_equals_a_full_build(tiny_repo, tmp_
     page = repo / TINY_PAGE
     text = page.read_text(encoding="utf-8")
     old = "梯度累积"
-    page.write_text(text.replace(f"title: {old}", "title: 十个训练技巧", 1)
-                    .replace(f"# {old}", "# 十个训练技巧", 1), encoding="utf-8")
+    page.write_text(
+        text.replace(f"title: {old}", "title: 十个训练技巧", 1).replace(f"# {old}", "# 十个训练技巧", 1),
+        encoding="utf-8",
+    )
     # pages are written in name order: the guide's listing is written, the article interrupts
     monkeypatch.setenv("KB_INTERRUPT_AT", "training/x")
     interrupted = _make(repo, "html")
@@ -509,19 +601,24 @@ def test_hostile_glossary_text_cannot_break_out_of_the_search_page_data(tiny_rep
     # raw HTML in a definition is refused (KB010); as code it is text, and lands
     # in the search page's embedded data as it is
     hostile = "`<!--<script>` 与 `</script><script>alert(1)</script>` & \u2028\u2029"
-    glossary.write_text(glossary.read_text(encoding="utf-8") + (
-        "- id: hostile\n  zh: 恶意术语\n  en: hostile term\n"
-        f"  def: {json.dumps(hostile, ensure_ascii=False)}\n"), encoding="utf-8")
+    glossary.write_text(
+        glossary.read_text(encoding="utf-8")
+        + (
+            "- id: hostile\n  zh: 恶意术语\n  en: hostile term\n"
+            f"  def: {json.dumps(hostile, ensure_ascii=False)}\n"
+        ),
+        encoding="utf-8",
+    )
     proc = _make(repo, "html")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     html = (repo / "_build/html/search.html").read_text(encoding="utf-8")
-    data = re.search(r'<script type="application/json" id="kb-search-aliases">(.*?)</script>',
-                     html, re.S).group(1)
+    data = re.search(
+        r'<script type="application/json" id="kb-search-aliases">(.*?)</script>', html, re.S
+    ).group(1)
     # inside <script>, only "<" can change how the HTML parser reads on
     assert not re.search("[<>&\u2028\u2029]", data)
     entry = next(e for e in json.loads(data) if "恶意术语" in e["names"])
-    written = next(e for e in yaml.safe_load(glossary.read_text(encoding="utf-8"))
-                   if e["id"] == "hostile")
+    written = next(e for e in yaml.safe_load(glossary.read_text(encoding="utf-8")) if e["id"] == "hostile")
     assert entry["def"] == written["def"] and "<!--<script>" in entry["def"]
     assert html.count("</script>") == html.count("<script")
 
@@ -554,16 +651,23 @@ FAILED_BUILDS = {
     # the math role loads MathJax from a CDN in the written page
     "math-from-a-cdn": (
         lambda repo, secret: _append(repo, "质能方程 {math}`E=mc^2`。\n", page="docs/errata.md"),
-        "docs/errata.md", r"_build/html/errata\.html:\d+: WARNING: KB015 script from another host"),
+        "docs/errata.md",
+        r"_build/html/errata\.html:\d+: WARNING: KB015 script from another host",
+    ),
     "toctree-javascript-entry": (
         lambda repo, secret: _append(
-            repo, "```{toctree}\n点我 <javascript://%0aalert(document.domain)>\n```\n",
-            page="docs/errata.md"),
-        "docs/errata.md", r"_build/html/errata\.html:\d+: WARNING: KB015 javascript:"),
+            repo, "```{toctree}\n点我 <javascript://%0aalert(document.domain)>\n```\n", page="docs/errata.md"
+        ),
+        "docs/errata.md",
+        r"_build/html/errata\.html:\d+: WARNING: KB015 javascript:",
+    ),
     "include-from-outside": (
-        lambda repo, secret: _rst(repo, f".. include:: {_relative_from_page(repo, secret, TINY_PAGE)}\n",
-                                   TINY_PAGE),
-        TINY_PAGE, rf"{re.escape(TINY_PAGE)}:\d+: WARNING: KB011"),
+        lambda repo, secret: _rst(
+            repo, f".. include:: {_relative_from_page(repo, secret, TINY_PAGE)}\n", TINY_PAGE
+        ),
+        TINY_PAGE,
+        rf"{re.escape(TINY_PAGE)}:\d+: WARNING: KB011",
+    ),
 }
 
 
@@ -577,8 +681,7 @@ def failed_builds(tmp_path_factory, secret) -> dict:
     repo = _one_build_tiny(tmp_path_factory.mktemp("failed") / "kb")
     runs: dict = {"repo": repo}
     runs["initial"] = _make(repo, "html")
-    originals = {page: (repo / page).read_text(encoding="utf-8")
-                 for _, page, _ in FAILED_BUILDS.values()}
+    originals = {page: (repo / page).read_text(encoding="utf-8") for _, page, _ in FAILED_BUILDS.values()}
     for add, _, _ in FAILED_BUILDS.values():
         add(repo, secret)
     runs["first"] = _make(repo, "html")
@@ -591,6 +694,7 @@ def failed_builds(tmp_path_factory, secret) -> dict:
     shutil.copytree(repo / "docs", full / "docs")
     runs["full"] = sphinx_build(full / "docs", full / "html", "-j", "auto", conf=repo)
     from kb.search import pagefind as kb_pagefind
+
     kb_pagefind.wait(repo / "_build/html")
     runs["trees"] = tree(repo / "_build/html"), tree(full / "html")
     return runs
@@ -616,15 +720,17 @@ def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(failed_
     assert page.removeprefix("docs/").removesuffix(".md") in warned
     for again in runs["reruns"]:
         out = again.stdout + again.stderr
-        assert f"reading again {len(warned)} document(s) that warned in the last build" in out, \
-            out[-3000:]
+        assert f"reading again {len(warned)} document(s) that warned in the last build" in out, out[-3000:]
     # fixed: the next incremental build passes and equals a full build
     fixed = runs["fixed"]
     assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-3000:]
     assert runs["full"].returncode == 0, runs["full"].stderr
     incremental, clean = runs["trees"]
-    stale = [f for f in clean.keys() | incremental.keys()
-             if incremental.get(f) != clean.get(f) and f != ".kb-built"]
+    stale = [
+        f
+        for f in clean.keys() | incremental.keys()
+        if incremental.get(f) != clean.get(f) and f != ".kb-built"
+    ]
     assert stale == []
 
 

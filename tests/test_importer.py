@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import import_export as imp
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPORT = ROOT / "sources" / "export.txt"
@@ -22,9 +21,11 @@ def run(tmp_path: Path, *args: str, export: Path = EXPORT) -> int:
 
 
 def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
-    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(),
-                                         p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_import_writes_every_article(tmp_path, capsys):
@@ -105,13 +106,13 @@ CHIP_TITLE = "# 国产 AI 芯片深度评测：昇腾 910B vs 寒武纪 MLU370"
 def _drop_chip_rendering(lines):
     start = lines.index(CHIP_TITLE)
     i = next(k for k in range(start, len(lines)) if lines[k] == "<p>")
-    return lines[:i] + lines[i + 2:]
+    return lines[:i] + lines[i + 2 :]
 
 
 def _drop_chip_listing(lines):
     start = lines.index(CHIP_TITLE)
     listing = lines.index("国产 AI 芯片深度评测：昇腾 910B vs 寒武纪 MLU370", start + 1)
-    return lines[:listing] + ["<p>done</p>"] + lines[listing + 1:]
+    return lines[:listing] + ["<p>done</p>"] + lines[listing + 1 :]
 
 
 def _bad_bytes(lines):
@@ -122,8 +123,7 @@ def _bad_bytes(lines):
 
 MALFORMED = {
     "no-article": (lambda lines: ["只是一些文字", "没有标题"], 1, "no article found"),
-    "article-without-end": (_drop_chip_rendering,
-                            _line_of(lambda x, i, ls: x == CHIP_TITLE), "has no end"),
+    "article-without-end": (_drop_chip_rendering, _line_of(lambda x, i, ls: x == CHIP_TITLE), "has no end"),
     "missing-listing-line": (_drop_chip_listing, None, "lacks its listing line"),
     "not-utf8": (_bad_bytes, 10, "not valid UTF-8"),
     "missing-trailer": (lambda lines: lines[:-4], None, "no trailer"),
@@ -149,7 +149,9 @@ def test_unmapped_article_names_the_export_line(tmp_path, capsys):
     mapping.write_text(text.replace('"一文拆解英伟达 LPU":', '"别的文章":'), encoding="utf-8")
     assert run(tmp_path, "--map", str(mapping)) == 2
     line = _line_of(lambda x, i, ls: x == "# 一文拆解英伟达 LPU")
-    assert f"export.txt:{line}: KB074 article '一文拆解英伟达 LPU' is not in map.yaml" in capsys.readouterr().err
+    assert (
+        f"export.txt:{line}: KB074 article '一文拆解英伟达 LPU' is not in map.yaml" in capsys.readouterr().err
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -184,9 +186,11 @@ def _last_rendering() -> int:
 
 def _cut_after(predicate):
     """An export cut off after the first line of the last article's HTML matching predicate."""
+
     def edit(lines):
         i = next(k for k in range(_last_rendering(), len(lines)) if predicate(lines[k]))
         return lines[: i + 1]
+
     return edit
 
 
@@ -197,14 +201,17 @@ def _cut_lines(edit) -> int:
 TRUNCATED = {
     # cut inside a code block of the HTML half: the code lines look like plain
     # text, and HEAD took two of them as the trailer
-    "inside-html-code": (_cut_after(lambda x: x.startswith("for i, batch in enumerate")),
-                         "<pre> opened at line"),
+    "inside-html-code": (
+        _cut_after(lambda x: x.startswith("for i, batch in enumerate")),
+        "<pre> opened at line",
+    ),
     # cut inside the HTML's last paragraph, before its </p>
-    "inside-html-paragraph": (_cut_after(lambda x: x.startswith("<strong>建议")),
-                              "<p> opened at line"),
+    "inside-html-paragraph": (_cut_after(lambda x: x.startswith("<strong>建议")), "<p> opened at line"),
     # cut inside the Markdown half of the last article
-    "inside-markdown": (lambda lines: lines[: lines.index(LAST_TITLE) + 5],
-                        "ends inside the Markdown of article 'AI 模型训练优化技巧'"),
+    "inside-markdown": (
+        lambda lines: lines[: lines.index(LAST_TITLE) + 5],
+        "ends inside the Markdown of article 'AI 模型训练优化技巧'",
+    ),
     # cut after the HTML, in the middle of the trailer's last line
     "inside-trailer": (lambda lines: lines[:-1] + ["全部"], "found '51 算力' / '全部'"),
 }
@@ -221,8 +228,7 @@ def test_truncated_export_is_refused_at_its_end(tmp_path, capsys, case):
 def test_export_cut_inside_a_character_is_truncated(tmp_path, capsys):
     bad = _mutate(tmp_path, lambda lines: "\n".join(lines).encode("utf-8")[:-2])
     lines = EXPORT.read_text(encoding="utf-8").split("\n")
-    _expect_refusal(tmp_path, capsys, bad, len(lines), "KB070 the export ends in the middle "
-                    "of a character")
+    _expect_refusal(tmp_path, capsys, bad, len(lines), "KB070 the export ends in the middle of a character")
 
 
 def test_every_article_of_the_real_export_has_a_complete_rendering():
@@ -235,7 +241,7 @@ def test_every_article_of_the_real_export_has_a_complete_rendering():
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
         html = next(k for k in range(start, end) if imp._is_html_start(lines, k))
         last = max(k for k in range(html, end) if lines[k].strip() and not imp._is_plain(lines[k]))
-        assert imp.unclosed_element(lines[html: last + 1], html) is None, articles[n].title
+        assert imp.unclosed_element(lines[html : last + 1], html) is None, articles[n].title
 
 
 def test_html_balance_reads_code_as_text_and_p_end_tags_as_optional():
@@ -248,14 +254,22 @@ def test_article_twice_in_the_export_is_refused(tmp_path, capsys):
     """The same article twice: HEAD let the second copy silently win."""
     lines = EXPORT.read_text(encoding="utf-8").split("\n")
     first = lines.index("# 一文拆解英伟达 LPU")
-    listing = next(k for k in range(first + 1, len(lines)) if lines[k + 1: k + 3] == ["", ""]
-                   and lines[k + 3].startswith("# ") and imp._is_plain(lines[k]))
-    copy = lines[first: listing + 3]  # the article, its listing line, two blank lines
+    listing = next(
+        k
+        for k in range(first + 1, len(lines))
+        if lines[k + 1 : k + 3] == ["", ""] and lines[k + 3].startswith("# ") and imp._is_plain(lines[k])
+    )
+    copy = lines[first : listing + 3]  # the article, its listing line, two blank lines
     at = lines.index(LAST_TITLE)
     bad = _mutate(tmp_path, lambda ls: ls[:at] + copy + ls[at:])
-    err = _expect_refusal(tmp_path, capsys, bad, at + 1,
-                          "KB071 article '一文拆解英伟达 LPU' appears twice in the export: "
-                          f"first at line {first + 1}, again here")
+    err = _expect_refusal(
+        tmp_path,
+        capsys,
+        bad,
+        at + 1,
+        "KB071 article '一文拆解英伟达 LPU' appears twice in the export: "
+        f"first at line {first + 1}, again here",
+    )
     assert "keep one copy" in err
 
 
@@ -263,14 +277,21 @@ def test_export_missing_a_whole_article_is_refused(tmp_path, capsys):
     """Cut between two articles, the export parses: HEAD imported 11 of 12 pages."""
     lines = EXPORT.read_text(encoding="utf-8").split("\n")
     first = lines.index("# 一文拆解英伟达 LPU")
-    listing = next(k for k in range(first + 1, len(lines)) if lines[k + 1: k + 3] == ["", ""]
-                   and lines[k + 3].startswith("# ") and imp._is_plain(lines[k]))
-    bad = _mutate(tmp_path, lambda ls: ls[:first] + ls[listing + 3:])
+    listing = next(
+        k
+        for k in range(first + 1, len(lines))
+        if lines[k + 1 : k + 3] == ["", ""] and lines[k + 3].startswith("# ") and imp._is_plain(lines[k])
+    )
+    bad = _mutate(tmp_path, lambda ls: ls[:first] + ls[listing + 3 :])
     last = bad.read_text(encoding="utf-8").count("\n") + 1
     map_line = _line_in(imp.DEFAULT_MAP, '"一文拆解英伟达 LPU":')
-    _expect_refusal(tmp_path, capsys, bad, last,
-                    f"KB070 the export lacks article '一文拆解英伟达 LPU', which articles.yaml "
-                    f"lists at line {map_line}")
+    _expect_refusal(
+        tmp_path,
+        capsys,
+        bad,
+        last,
+        f"KB070 the export lacks article '一文拆解英伟达 LPU', which articles.yaml lists at line {map_line}",
+    )
 
 
 def _map_with(tmp_path: Path, old: str, new: str) -> Path:
@@ -292,28 +313,57 @@ def test_two_titles_with_one_slug_are_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     first = _line_in(mapping, "slug: hardware/nvidia-lpu")
     second = _line_in(mapping, "slug: hardware/nvidia-lpu", 2)
-    assert (f"{mapping}:{second}: KB072 'GPU 算力租赁完全指南' maps to slug 'hardware/nvidia-lpu', "
-            f"as does '一文拆解英伟达 LPU' (line {first})") in err, err
+    assert (
+        f"{mapping}:{second}: KB072 'GPU 算力租赁完全指南' maps to slug 'hardware/nvidia-lpu', "
+        f"as does '一文拆解英伟达 LPU' (line {first})"
+    ) in err, err
     _nothing_written(tmp_path)
 
 
 BAD_MAPS = {
     # invalid YAML: an unclosed flow list
-    "invalid-yaml": ("slug: hardware/nvidia-lpu", "slug: hardware: nvidia-lpu",
-                     "slug: hardware: nvidia-lpu", "KB073 articles.yaml is not valid YAML"),
-    "missing-slug": ("  slug: hardware/nvidia-lpu\n", "", '"一文拆解英伟达 LPU":',
-                     "KB073 '一文拆解英伟达 LPU' has no 'slug'"),
-    "missing-guide": ("  guide: hardware\n  also_in: [inference]", "  also_in: [inference]",
-                      '"一文拆解英伟达 LPU":', "KB073 '一文拆解英伟达 LPU' has no 'guide'"),
-    "entry-not-a-mapping": ('"一文拆解 AI PCB 产业链":\n', '"一文拆解 AI PCB 产业链": oops\n"x":\n',
-                            '"一文拆解 AI PCB 产业链": oops',
-                            "KB073 the entry of '一文拆解 AI PCB 产业链' must be a mapping"),
-    "slug-escapes-docs": ("slug: hardware/nvidia-lpu", "slug: ../../outside",
-                          "slug: ../../outside", "must be <guide>/<name>"),
-    "duplicate-title": ('"AI 模型训练优化技巧":', '"一文拆解英伟达 LPU":', '"一文拆解英伟达 LPU":',
-                        "KB073 '一文拆解英伟达 LPU' appears twice"),
-    "unknown-field": ("  tags: [nvidia,", "  tag: [nvidia,", "  tag: [nvidia,",
-                      "KB073 '一文拆解英伟达 LPU': unknown field 'tag'"),
+    "invalid-yaml": (
+        "slug: hardware/nvidia-lpu",
+        "slug: hardware: nvidia-lpu",
+        "slug: hardware: nvidia-lpu",
+        "KB073 articles.yaml is not valid YAML",
+    ),
+    "missing-slug": (
+        "  slug: hardware/nvidia-lpu\n",
+        "",
+        '"一文拆解英伟达 LPU":',
+        "KB073 '一文拆解英伟达 LPU' has no 'slug'",
+    ),
+    "missing-guide": (
+        "  guide: hardware\n  also_in: [inference]",
+        "  also_in: [inference]",
+        '"一文拆解英伟达 LPU":',
+        "KB073 '一文拆解英伟达 LPU' has no 'guide'",
+    ),
+    "entry-not-a-mapping": (
+        '"一文拆解 AI PCB 产业链":\n',
+        '"一文拆解 AI PCB 产业链": oops\n"x":\n',
+        '"一文拆解 AI PCB 产业链": oops',
+        "KB073 the entry of '一文拆解 AI PCB 产业链' must be a mapping",
+    ),
+    "slug-escapes-docs": (
+        "slug: hardware/nvidia-lpu",
+        "slug: ../../outside",
+        "slug: ../../outside",
+        "must be <guide>/<name>",
+    ),
+    "duplicate-title": (
+        '"AI 模型训练优化技巧":',
+        '"一文拆解英伟达 LPU":',
+        '"一文拆解英伟达 LPU":',
+        "KB073 '一文拆解英伟达 LPU' appears twice",
+    ),
+    "unknown-field": (
+        "  tags: [nvidia,",
+        "  tag: [nvidia,",
+        "  tag: [nvidia,",
+        "KB073 '一文拆解英伟达 LPU': unknown field 'tag'",
+    ),
 }
 
 
@@ -329,13 +379,15 @@ def test_bad_articles_yaml_fails_at_its_line(tmp_path, capsys, case):
     _nothing_written(tmp_path)
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ("- key: training\n  title: 训练\n- key: inference: x\n", 3,
-     "KB073 guides.yaml is not valid YAML"),
-    ("key: training\n", 1, "KB073 guides.yaml must be a list of guides"),
-    ("- key: training\n  title: 训练\n- title: 推理\n", 3, "KB073 guide has no 'key'"),
-    ("", 1, "KB073 guides.yaml must be a list of guides"),
-])
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        ("- key: training\n  title: 训练\n- key: inference: x\n", 3, "KB073 guides.yaml is not valid YAML"),
+        ("key: training\n", 1, "KB073 guides.yaml must be a list of guides"),
+        ("- key: training\n  title: 训练\n- title: 推理\n", 3, "KB073 guide has no 'key'"),
+        ("", 1, "KB073 guides.yaml must be a list of guides"),
+    ],
+)
 def test_bad_guides_yaml_fails_at_its_line(tmp_path, capsys, text, line, words):
     guides = tmp_path / "guides.yaml"
     guides.write_text(text, encoding="utf-8")
@@ -375,25 +427,31 @@ def test_staging_is_never_inside_the_output_folder(tmp_path, monkeypatch):
 
 
 def _dead_pid() -> int:
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     return int(proc.stdout)
 
 
 def test_killed_run_leaves_no_staging_in_the_site_and_the_next_run_cleans_up(tmp_path):
     """kill -9 in the middle of moving pages: the leftover is outside out/, then removed."""
     out = tmp_path / "out"
-    kill = ("import os, signal, sys; sys.path.insert(0, 'tools'); import import_export as imp\n"
-            "real = os.replace\n"
-            "def replace(src, dst):\n"
-            "    if str(dst).endswith('.md'): os.kill(os.getpid(), signal.SIGKILL)\n"
-            "    real(src, dst)\n"
-            "imp.os.replace = replace\n"
-            f"imp.main(['--out', {str(out)!r}])\n")
+    kill = (
+        "import os, signal, sys; sys.path.insert(0, 'tools'); import import_export as imp\n"
+        "real = os.replace\n"
+        "def replace(src, dst):\n"
+        "    if str(dst).endswith('.md'): os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    real(src, dst)\n"
+        "imp.os.replace = replace\n"
+        f"imp.main(['--out', {str(out)!r}])\n"
+    )
     proc = subprocess.run([sys.executable, "-c", kill], cwd=ROOT, capture_output=True)
     assert proc.returncode == -9
-    assert not [p for p in out.rglob("*") if ".import-" in str(p.relative_to(out))
-                and p.name != ".import-manifest.json"]
+    assert not [
+        p
+        for p in out.rglob("*")
+        if ".import-" in str(p.relative_to(out)) and p.name != ".import-manifest.json"
+    ]
     left = [p for p in tmp_path.iterdir() if p.name.startswith(".out.import-")]
     assert left and (left[0] / "index.md").exists()
     (out / ".import-old12345").mkdir()  # what the previous version left inside docs/
@@ -420,8 +478,9 @@ def test_manifest_is_replaced_in_one_step(tmp_path, monkeypatch):
     manifest.write_text("{}\n", encoding="utf-8")
     renamed = []
     real_replace = imp.os.replace
-    monkeypatch.setattr(imp.os, "replace",
-                        lambda s, d: (renamed.append((Path(s), Path(d))), real_replace(s, d)))
+    monkeypatch.setattr(
+        imp.os, "replace", lambda s, d: (renamed.append((Path(s), Path(d))), real_replace(s, d))
+    )
     assert run(tmp_path) == 0
     assert [(s.parent, d) for s, d in renamed] == [(manifest.parent, manifest)]
     assert json.loads(manifest.read_text())

@@ -13,16 +13,17 @@ import runpy
 from html.parser import HTMLParser
 from pathlib import Path
 
+import new_article
 import pytest
 import yaml
-
-import new_article
 from one_build import make, register
 from test_contributor_kit import ROOT
 
+
 def tree(repo: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(repo)): p.read_bytes()
-            for p in sorted((repo / "docs").rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(repo)): p.read_bytes() for p in sorted((repo / "docs").rglob("*")) if p.is_file()
+    }
 
 
 def front_matter(page: Path) -> dict:
@@ -43,17 +44,23 @@ def markers(tmp_path) -> Path:
 
 def injections(markers: Path) -> str:
     """Everything make or a shell would run or drop, in one string."""
-    return (f"a $ b $2 `touch {markers}/backtick` 'single' \"double\" "
-            f"$(touch {markers}/dollar) $(shell touch {markers}/shell) ${{HOME}} "
-            f"; touch {markers}/semicolon && touch {markers}/and \" ; touch {markers}/quote ; \"")
+    return (
+        f"a $ b $2 `touch {markers}/backtick` 'single' \"double\" "
+        f"$(touch {markers}/dollar) $(shell touch {markers}/shell) ${{HOME}} "
+        f'; touch {markers}/semicolon && touch {markers}/and " ; touch {markers}/quote ; "'
+    )
 
 
 def test_documented_usage_still_works(repo):
     proc = make(repo, "new", "GUIDE=training", "SLUG=my-topic", "TITLE=标题", "TAGS=memory")
     assert proc.returncode == 0, proc.stderr
     page = repo / "docs/training/my-topic.md"
-    assert front_matter(page) == {"title": "标题", "guide": "training", "tags": ["memory"],
-                                  "summary": new_article.DEFAULT_SUMMARY}
+    assert front_matter(page) == {
+        "title": "标题",
+        "guide": "training",
+        "tags": ["memory"],
+        "summary": new_article.DEFAULT_SUMMARY,
+    }
     assert h1_line(page) == "# 标题"
     assert "my-topic\n```" in (repo / "docs/training/index.md").read_text(encoding="utf-8")
 
@@ -61,8 +68,15 @@ def test_documented_usage_still_works(repo):
 def test_title_and_summary_arrive_verbatim_and_run_nothing(repo, markers):
     title = "标题 " + injections(markers)
     summary = "摘要 " + injections(markers) + " 结束。"
-    proc = make(repo, "new", "GUIDE=training", "SLUG=verbatim", f"TITLE={title}",
-                "TAGS=memory,distributed-training", f"SUMMARY={summary}")
+    proc = make(
+        repo,
+        "new",
+        "GUIDE=training",
+        "SLUG=verbatim",
+        f"TITLE={title}",
+        "TAGS=memory,distributed-training",
+        f"SUMMARY={summary}",
+    )
     assert proc.returncode == 0, proc.stderr
     assert sorted(markers.iterdir()) == []  # no command ran
     page = repo / "docs/training/verbatim.md"
@@ -78,21 +92,24 @@ def test_injection_in_other_variables_is_refused_and_runs_nothing(repo, markers,
     before = tree(repo)
     proc = make(repo, "new", *[f"{k}={v}" for k, v in values.items()])
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert {"GUIDE": "KB077 unknown guide", "SLUG": "KB076 slug",
-            "TAGS": "KB004 unknown tag"}[variable] in proc.stderr
+    assert {"GUIDE": "KB077 unknown guide", "SLUG": "KB076 slug", "TAGS": "KB004 unknown tag"}[
+        variable
+    ] in proc.stderr
     assert sorted(markers.iterdir()) == []
     assert tree(repo) == before
 
 
-@pytest.mark.parametrize("title, words", [
-    ("", "KB075 empty title"),
-    ("   ", "KB075 empty title"),
-    ("第一行\n第二行", "KB075 the title '第一行\\n第二行' holds a control character"),
-])
+@pytest.mark.parametrize(
+    "title, words",
+    [
+        ("", "KB075 empty title"),
+        ("   ", "KB075 empty title"),
+        ("第一行\n第二行", "KB075 the title '第一行\\n第二行' holds a control character"),
+    ],
+)
 def test_empty_or_multiline_title_is_refused(repo, markers, title, words):
     before = tree(repo)
-    proc = make(repo, "new", "GUIDE=training", "SLUG=some-topic", f"TITLE={title}",
-                "TAGS=memory")
+    proc = make(repo, "new", "GUIDE=training", "SLUG=some-topic", f"TITLE={title}", "TAGS=memory")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"error: {words}" in proc.stderr, proc.stderr
     assert tree(repo) == before
@@ -100,20 +117,29 @@ def test_empty_or_multiline_title_is_refused(repo, markers, title, words):
 
 def test_injected_newline_title_runs_nothing(repo, markers):
     before = tree(repo)
-    proc = make(repo, "new", "GUIDE=training", "SLUG=some-topic",
-                f"TITLE=x\n\ttouch {markers}/recipe\n$(shell touch {markers}/shell)", "TAGS=memory")
+    proc = make(
+        repo,
+        "new",
+        "GUIDE=training",
+        "SLUG=some-topic",
+        f"TITLE=x\n\ttouch {markers}/recipe\n$(shell touch {markers}/shell)",
+        "TAGS=memory",
+    )
     assert proc.returncode == 2 and "KB075" in proc.stderr, proc.stderr
     assert sorted(markers.iterdir()) == []
     assert tree(repo) == before
 
 
-@pytest.mark.parametrize("slug, where", [
-    ("glossary", "docs/glossary.md"),
-    ("errata", "docs/errata.md"),
-    ("articles", "docs/articles.md"),
-    ("search", "a page the build generates"),
-    ("tags", "a page the build generates"),
-])
+@pytest.mark.parametrize(
+    "slug, where",
+    [
+        ("glossary", "docs/glossary.md"),
+        ("errata", "docs/errata.md"),
+        ("articles", "docs/articles.md"),
+        ("search", "a page the build generates"),
+        ("tags", "a page the build generates"),
+    ],
+)
 def test_slug_naming_a_site_page_is_refused(repo, slug, where):
     before = tree(repo)
     proc = make(repo, "new", "GUIDE=training", f"SLUG={slug}", "TITLE=标题", "TAGS=memory")
@@ -122,14 +148,23 @@ def test_slug_naming_a_site_page_is_refused(repo, slug, where):
     assert tree(repo) == before
 
 
-MARKUP_TITLE = ("#1 C++ *不是粗体* _不是斜体_ `不是代码` {ref}`不是角色` {{ 不是替换 }} "
-                "<script>alert(1)</script> [不是链接](https://x.y) a|b ~c~ !d & &amp; \\ \"引号\" 'x' "
-                "-- ... 结尾 #")
+MARKUP_TITLE = (
+    "#1 C++ *不是粗体* _不是斜体_ `不是代码` {ref}`不是角色` {{ 不是替换 }} "
+    "<script>alert(1)</script> [不是链接](https://x.y) a|b ~c~ !d & &amp; \\ \"引号\" 'x' "
+    "-- ... 结尾 #"
+)
 
 
 def _markup_title(repo, at):
-    proc = make(repo, "new", "GUIDE=training", "SLUG=markup-title", f"TITLE={MARKUP_TITLE}",
-                "TAGS=memory", f"SUMMARY=摘要 *也* `原样` {{{{ x }}}}。")
+    proc = make(
+        repo,
+        "new",
+        "GUIDE=training",
+        "SLUG=markup-title",
+        f"TITLE={MARKUP_TITLE}",
+        "TAGS=memory",
+        "SUMMARY=摘要 *也* `原样` {{ x }}。",
+    )
     return proc, front_matter(repo / "docs/training/markup-title.md") if proc.returncode == 0 else None
 
 
@@ -167,10 +202,36 @@ def test_slug_with_a_trailing_newline_is_refused(repo):
 # title must not turn into either): comments, rules, block breaks, targets,
 # list items, fences, field lists, tables, headings, quotes, definitions.
 SYNTAX_STARTS = [
-    "% 提速 50%", "%", "---", "- - -", "***", "___", "+++", "+++ 分隔", "(label)=", "(摘要)= 目标",
-    "# 不是标题", "> 不是引用", "- 不是列表", "-", "* 不是列表", "+ 不是列表", "1. 不是列表",
-    "1) 不是列表", "2024. 年度回顾", ":::", ":::{note} 不是指令", "```", "~~~", "$$ x $$",
-    ":作者: 不是字段", ": 不是定义", "| 不是 | 表格 |", "===", "<!-- 不是注释 -->", "\\ 反斜杠",
+    "% 提速 50%",
+    "%",
+    "---",
+    "- - -",
+    "***",
+    "___",
+    "+++",
+    "+++ 分隔",
+    "(label)=",
+    "(摘要)= 目标",
+    "# 不是标题",
+    "> 不是引用",
+    "- 不是列表",
+    "-",
+    "* 不是列表",
+    "+ 不是列表",
+    "1. 不是列表",
+    "1) 不是列表",
+    "2024. 年度回顾",
+    ":::",
+    ":::{note} 不是指令",
+    "```",
+    "~~~",
+    "$$ x $$",
+    ":作者: 不是字段",
+    ": 不是定义",
+    "| 不是 | 表格 |",
+    "===",
+    "<!-- 不是注释 -->",
+    "\\ 反斜杠",
 ]
 
 
@@ -182,8 +243,11 @@ def _myst_text(markdown: str, node_class) -> str:
     from myst_parser.parsers.docutils_ import Parser
 
     extensions = runpy.run_path(str(ROOT / "conf.py"))["myst_enable_extensions"]
-    doctree = publish_doctree(markdown, parser=Parser(), settings_overrides={
-        "myst_enable_extensions": extensions, "report_level": 5, "halt_level": 5})
+    doctree = publish_doctree(
+        markdown,
+        parser=Parser(),
+        settings_overrides={"myst_enable_extensions": extensions, "report_level": 5, "halt_level": 5},
+    )
     found = next(doctree.findall(getattr(nodes, node_class)), None)
     return "(nothing)" if found is None else found.astext()
 
@@ -226,8 +290,9 @@ def _syntax_starts(repo, at):
     made = {}
     for number, text in enumerate(SYNTAX_STARTS):
         slug = f"syntax-start-{number}"
-        proc = make(repo, "new", "GUIDE=training", f"SLUG={slug}", f"TITLE={text}",
-                    "TAGS=memory", f"SUMMARY={text}")
+        proc = make(
+            repo, "new", "GUIDE=training", f"SLUG={slug}", f"TITLE={text}", "TAGS=memory", f"SUMMARY={text}"
+        )
         fm = front_matter(repo / f"docs/training/{slug}.md") if proc.returncode == 0 else None
         made[text] = (slug, proc, fm)
     return made
@@ -238,7 +303,7 @@ register("valid", "make-new", {"syntax-starts": _syntax_starts})
 
 def test_summary_and_title_starting_with_syntax_build_and_show_as_typed(one_build):
     r = one_build("valid")["make-new/syntax-starts"]
-    for text, (slug, proc, fm) in r.value.items():
+    for text, (_slug, proc, fm) in r.value.items():
         assert proc.returncode == 0, (text, proc.stderr)
         assert fm["title"] == text and fm["summary"] == text
     build = r.run.proc
@@ -249,46 +314,58 @@ def test_summary_and_title_starting_with_syntax_build_and_show_as_typed(one_buil
             wrong[text] = "no page"
             continue
         html = page.read_text(encoding="utf-8")
-        body = html[html.index("<article"):]
+        body = html[html.index("<article") :]
         shown = {"h1": _shown(body, "h1"), "lead": _shown(body, "blockquote")}
         if shown != {"h1": text, "lead": text}:
             wrong[text] = shown
     assert (build.returncode, wrong) == (0, {}), build.stderr[-2000:]
 
 
-@pytest.mark.parametrize("variable, value", [
-    ("TITLE", "标题\x85结尾"),          # NEL: a line break to YAML and docutils (KB051)
-    ("TITLE", "标题\x85"),              # at the end, where strip() would remove it
-    ("TITLE", "\x1b[31m红色标题"),
-    ("TITLE", "标题\x7f"),
-    ("TITLE", "标题\x9b"),
-    ("TITLE", "标题\t制表符"),
-    ("SUMMARY", "摘要\u2028第二行"),
-    ("SUMMARY", "摘要\u2029"),
-    ("SUMMARY", "摘要\x01"),
-    ("SLUG", "nel-slug\x85"),
-    ("SLUG", "ls-slug\u2028"),
-    ("GUIDE", "training\x85"),
-    ("TAGS", "memory\x85"),
-    ("TAGS", "memory,\u2029distributed-training"),
-])
+@pytest.mark.parametrize(
+    "variable, value",
+    [
+        ("TITLE", "标题\x85结尾"),  # NEL: a line break to YAML and docutils (KB051)
+        ("TITLE", "标题\x85"),  # at the end, where strip() would remove it
+        ("TITLE", "\x1b[31m红色标题"),
+        ("TITLE", "标题\x7f"),
+        ("TITLE", "标题\x9b"),
+        ("TITLE", "标题\t制表符"),
+        ("SUMMARY", "摘要\u2028第二行"),
+        ("SUMMARY", "摘要\u2029"),
+        ("SUMMARY", "摘要\x01"),
+        ("SLUG", "nel-slug\x85"),
+        ("SLUG", "ls-slug\u2028"),
+        ("GUIDE", "training\x85"),
+        ("TAGS", "memory\x85"),
+        ("TAGS", "memory,\u2029distributed-training"),
+    ],
+)
 def test_control_characters_are_refused_by_name(repo, variable, value):
-    values = {"GUIDE": "training", "SLUG": "some-topic", "TITLE": "标题", "TAGS": "memory",
-              "SUMMARY": "摘要。"}
+    values = {
+        "GUIDE": "training",
+        "SLUG": "some-topic",
+        "TITLE": "标题",
+        "TAGS": "memory",
+        "SUMMARY": "摘要。",
+    }
     values[variable] = value
     char = next(c for c in value if not c.isprintable())
     bad = next(p for p in value.split(",") if char in p) if variable == "TAGS" else value
     before = tree(repo)
     proc = make(repo, "new", *[f"{k}={v}" for k, v in values.items()])
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    held = (f"a line or paragraph separator (U+{ord(char):04X})" if char in "\u2028\u2029"
-            else f"a control character (U+{ord(char):04X})")
-    expected = {"TITLE": f"KB075 the title {bad!r} holds {held}",
-                "SUMMARY": f"KB075 the summary {bad!r} holds {held}",
-                "SLUG": f"KB076 slug {bad!r} is not ASCII kebab-case (e.g. zero-offload): "
-                        f"it holds {held}",
-                "GUIDE": f"KB077 unknown guide {bad!r}: it holds {held}",
-                "TAGS": f"KB004 unknown tag {bad!r}: it holds {held}"}[variable]
+    held = (
+        f"a line or paragraph separator (U+{ord(char):04X})"
+        if char in "\u2028\u2029"
+        else f"a control character (U+{ord(char):04X})"
+    )
+    expected = {
+        "TITLE": f"KB075 the title {bad!r} holds {held}",
+        "SUMMARY": f"KB075 the summary {bad!r} holds {held}",
+        "SLUG": f"KB076 slug {bad!r} is not ASCII kebab-case (e.g. zero-offload): it holds {held}",
+        "GUIDE": f"KB077 unknown guide {bad!r}: it holds {held}",
+        "TAGS": f"KB004 unknown tag {bad!r}: it holds {held}",
+    }[variable]
     assert f"error: {expected}" in proc.stderr, proc.stderr
     assert tree(repo) == before
 
@@ -296,9 +373,9 @@ def test_control_characters_are_refused_by_name(repo, variable, value):
 def test_title_that_is_not_utf8_is_refused_and_writes_nothing(repo):
     # Python hands on the byte 0xFF from the environment as U+DCFF.
     before = tree(repo)
-    proc = make(repo, "new", "GUIDE=training", "SLUG=some-topic", "TITLE=标题\udcff",
-                "TAGS=memory")
+    proc = make(repo, "new", "GUIDE=training", "SLUG=some-topic", "TITLE=标题\udcff", "TAGS=memory")
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert ("error: KB075 the title '标题\\udcff' holds the byte 0xFF, which is not UTF-8"
-            in proc.stderr), proc.stderr
+    assert "error: KB075 the title '标题\\udcff' holds the byte 0xFF, which is not UTF-8" in proc.stderr, (
+        proc.stderr
+    )
     assert tree(repo) == before

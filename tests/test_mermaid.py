@@ -15,10 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from sphinx.cmd.build import build_main
-from playwright.sync_api import expect
-
 from one_build import register
+from playwright.sync_api import expect
+from sphinx.cmd.build import build_main
 from test_contributor_kit import _append
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,12 +58,12 @@ def build(docs: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     point, build_main); a parallel build (-j) in a subprocess of its own."""
     args = ["-b", "html", "-c", str(ROOT), "-W", "-n", "--keep-going", *extra, str(docs), str(out)]
     if "-j" in extra:
-        proc = subprocess.run([sys.executable, "-m", "sphinx", *args], capture_output=True,
-                              text=True, cwd=ROOT)
+        proc = subprocess.run(
+            [sys.executable, "-m", "sphinx", *args], capture_output=True, text=True, cwd=ROOT
+        )
     else:
         stdout, stderr = io.StringIO(), io.StringIO()
-        with contextlib.chdir(ROOT), contextlib.redirect_stdout(stdout), \
-                contextlib.redirect_stderr(stderr):
+        with contextlib.chdir(ROOT), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             code = build_main(args)
         proc = subprocess.CompletedProcess(args, code, stdout.getvalue(), stderr.getvalue())
     assert "Traceback" not in proc.stderr, proc.stderr
@@ -93,8 +92,9 @@ def test_broken_diagram_fails_at_its_line_with_mermaids_message(tmp_path):
     assert proc.returncode != 0
     warnings = [w for w in proc.stderr.splitlines() if "WARNING" in w]
     assert len(warnings) == 1, proc.stderr
-    assert f"index.md:{line}: WARNING: KB060 mermaid diagram does not parse: Parse error on line" \
-        in warnings[0], proc.stderr
+    assert (
+        f"index.md:{line}: WARNING: KB060 mermaid diagram does not parse: Parse error on line" in warnings[0]
+    ), proc.stderr
     assert "got 'EOF'" in warnings[0] and "fix the diagram's syntax" in warnings[0]
 
 
@@ -120,8 +120,7 @@ def test_valid_diagrams_of_every_common_type_pass(tmp_path):
 @pytest.mark.slow
 def test_a_broken_diagram_keeps_failing_until_fixed_and_node_runs_only_for_new_text(tmp_path):
     docs, out = tmp_path / "docs", tmp_path / "out"
-    write_docs(docs, {"diagram": "# 有图\n\n" + fence(DIAGRAMS["sequence"]),
-                      "plain": "# 无图\n\n正文。\n"})
+    write_docs(docs, {"diagram": "# 有图\n\n" + fence(DIAGRAMS["sequence"]), "plain": "# 无图\n\n正文。\n"})
     first = build(docs, out)
     assert first.returncode == 0 and parsed(first), first.stderr + first.stdout
     # Nothing changed, or only a page without a diagram: Node is not started
@@ -147,8 +146,7 @@ def test_missing_node_is_one_warning(tmp_path):
     proc = build(tmp_path / "docs", tmp_path / "out", "-D", "kb_mermaid_node=/nonexistent/node")
     assert proc.returncode != 0
     warnings = [w for w in proc.stderr.splitlines() if "WARNING" in w]
-    assert len(warnings) == 1 and "Node.js ('/nonexistent/node') is not installed" in warnings[0], \
-        proc.stderr
+    assert len(warnings) == 1 and "Node.js ('/nonexistent/node') is not installed" in warnings[0], proc.stderr
 
 
 @pytest.mark.slow
@@ -171,8 +169,10 @@ def test_summary_keeps_the_first_line_and_what_was_expected():
 
     message = "Parse error on line 3:\n...A -->\n------^\nExpecting 'AMP', got 'EOF'"
     assert summary(message) == "Parse error on line 3: Expecting 'AMP', got 'EOF'"
-    assert summary("No diagram type detected matching given configuration") \
+    assert (
+        summary("No diagram type detected matching given configuration")
         == "No diagram type detected matching given configuration"
+    )
 
 
 def _broken_diagram(repo, at) -> int:
@@ -187,8 +187,9 @@ def test_make_html_fails_on_a_broken_diagram(one_build):
     r = one_build("pages")["mermaid/broken"]
     proc = r.run.proc
     assert proc.returncode != 0
-    assert f"{r.at.article()}:{r.value}: WARNING: KB060 mermaid diagram does not parse" in proc.stderr, \
+    assert f"{r.at.article()}:{r.value}: WARNING: KB060 mermaid diagram does not parse" in proc.stderr, (
         proc.stderr[-3000:]
+    )
     assert "Traceback" not in proc.stderr
 
 
@@ -208,8 +209,10 @@ def inline_scripts(html: str) -> list[str]:
 
 @pytest.mark.slow
 def test_diagram_pages_load_a_static_script_only(tmp_path):
-    write_docs(tmp_path / "docs", {"diagram": "# 有图\n\n" + fence(DIAGRAMS["flowchart"]),
-                                   "plain": "# 无图\n\n正文。\n"})
+    write_docs(
+        tmp_path / "docs",
+        {"diagram": "# 有图\n\n" + fence(DIAGRAMS["flowchart"]), "plain": "# 无图\n\n正文。\n"},
+    )
     proc = build(tmp_path / "docs", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "out"
@@ -250,13 +253,14 @@ def test_diagram_renders_under_a_strict_script_policy(page, server):
 
     def with_policy(route):
         response = route.fetch()
-        route.fulfill(response=response,
-                      headers={**response.headers, "content-security-policy": policy})
+        route.fulfill(response=response, headers={**response.headers, "content-security-policy": policy})
 
     page.route("**/*.html", with_policy)
     violations = []
-    page.on("console", lambda m: "Content Security Policy" in m.text
-            and "mermaid" in m.text and violations.append(m.text))
+    page.on(
+        "console",
+        lambda m: "Content Security Policy" in m.text and "mermaid" in m.text and violations.append(m.text),
+    )
     page.goto(f"{server}/training/llm-training-10-tips.html")
     assert page.locator("pre.mermaid").count() == 2
     expect(page.locator("pre.mermaid svg")).to_have_count(2, timeout=20_000)
@@ -265,5 +269,4 @@ def test_diagram_renders_under_a_strict_script_policy(page, server):
     page.keyboard.press("Escape")
     page.wait_for_selector("dialog.kb-mermaid-dialog", state="hidden")
     assert page.foreign_requests == [] and violations == []
-    assert not [e for e in page.console_errors if "Content Security Policy" not in e], \
-        page.console_errors
+    assert not [e for e in page.console_errors if "Content Security Policy" not in e], page.console_errors

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from local_site import QuietHandler, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,12 +36,18 @@ def results_for(page, server: str, query: str) -> list[dict]:
         "[data-search-result]",
         "els => els.map(e => { const a = e.querySelector('a');"
         " return {href: a.getAttribute('href'), title: a.textContent,"
-        " sections: [...e.querySelectorAll('.kb-search-sections a')].map(s => s.getAttribute('href'))}; })")
+        " sections: [...e.querySelectorAll('.kb-search-sections a')].map(s => s.getAttribute('href'))}; })",
+    )
     for row in rows:
         path = urllib.parse.urlparse(row["href"]).path.lstrip("/")
         row["docname"] = path.removesuffix(".html")
-        row["sections"] = ["{}#{}".format(urllib.parse.urlparse(h).path.lstrip("/").removesuffix(".html"),
-                                          urllib.parse.urlparse(h).fragment) for h in row["sections"]]
+        row["sections"] = [
+            "{}#{}".format(
+                urllib.parse.urlparse(h).path.lstrip("/").removesuffix(".html"),
+                urllib.parse.urlparse(h).fragment,
+            )
+            for h in row["sections"]
+        ]
     return rows
 
 
@@ -53,13 +58,18 @@ def search_script(page, server: str, module: str, function: str, *args):
     page.goto(f"{server}/search.html")
     return page.evaluate(
         "async ([module, name, args]) => (await import(`./_static/kb-search/${module}.js`))[name](...args)",
-        [module, function, list(args)])
+        [module, function, list(args)],
+    )
 
 
 def test_search_script_unit_tests():
     """The search modules' unit tests (tests/js), run by Node without a browser."""
-    proc = subprocess.run(["node", "--experimental-default-type=module", "--test", "tests/js/"],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["node", "--experimental-default-type=module", "--test", "tests/js/"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert re.search(r"^# pass [1-9]", proc.stdout, re.M), proc.stdout[-2000:]
 
@@ -68,8 +78,7 @@ def test_query_set_is_large_and_varied(site):
     assert len(QUERIES) >= 80
     kinds = {q["kind"] for q in QUERIES}
     assert {"everyday", "en-zh", "synonym", "question", "substring", "mixed", "answer"} <= kinds
-    docs = {p.relative_to(ROOT / "docs").with_suffix("").as_posix()
-            for p in (ROOT / "docs").rglob("*.md")}
+    docs = {p.relative_to(ROOT / "docs").with_suffix("").as_posix() for p in (ROOT / "docs").rglob("*.md")}
     for q in QUERIES:
         assert set(q["expect"]) <= docs, q
     answers = [q for q in QUERIES if "section" in q]
@@ -94,21 +103,27 @@ def test_search_quality(page, server, capsys):
         rank = next((i + 1 for i, r in enumerate(rows) if r["docname"] in item["expect"]), None)
         ranks.append(1 / rank if rank else 0.0)
         if rank is None or rank > 3:
-            failures.append(f"{item['q']!r} ({item['kind']}): expected {item['expect']} in top 3, "
-                            f"got {[r['docname'] for r in rows[:5]]}")
+            failures.append(
+                f"{item['q']!r} ({item['kind']}): expected {item['expect']} in top 3, "
+                f"got {[r['docname'] for r in rows[:5]]}"
+            )
         if "section" in item:
             first = rows[0]["sections"][:1] if rows else []
             if first and first[0] in item["section"]:
                 section_hits += 1
             else:
-                section_misses.append(f"{item['q']!r}: expected {item['section']}, "
-                                      f"first result's sections {rows[0]['sections'] if rows else []}")
+                section_misses.append(
+                    f"{item['q']!r}: expected {item['section']}, "
+                    f"first result's sections {rows[0]['sections'] if rows else []}"
+                )
     mrr = sum(ranks) / len(ranks)
     hit1 = section_hits / len(answers)
     with capsys.disabled():
-        print(f"\nsearch quality: {len(QUERIES)} queries, MRR {mrr:.3f}, "
-              f"zero-result {len(zero)}/{len(QUERIES)}, outside top 3: {len(failures)}; "
-              f"answer level: section hit@1 {section_hits}/{len(answers)} ({hit1:.2f})")
+        print(
+            f"\nsearch quality: {len(QUERIES)} queries, MRR {mrr:.3f}, "
+            f"zero-result {len(zero)}/{len(QUERIES)}, outside top 3: {len(failures)}; "
+            f"answer level: section hit@1 {section_hits}/{len(answers)} ({hit1:.2f})"
+        )
         for line in failures + section_misses:
             print("  " + line)
     assert not zero, f"queries with no result: {zero}"
@@ -151,8 +166,15 @@ def test_a_page_found_through_another_name_shows_its_own_words(page, server):
     # ZeRO-3 is one word: marked whole, never the zero of zero_grad or a 3
     results_for(page, server, "ZeRO-3")
     marks = [" ".join(m.lower().split()) for m in page.locator("[data-search-result] mark").all_inner_texts()]
-    assert marks and set(marks) <= {"zero-3", "zero", "zero-1", "zero-2", "zero 优化", "零冗余优化器",
-                                     "zero redundancy optimizer"}, marks
+    assert marks and set(marks) <= {
+        "zero-3",
+        "zero",
+        "zero-1",
+        "zero-2",
+        "zero 优化",
+        "零冗余优化器",
+        "zero redundancy optimizer",
+    }, marks
     assert "zero-3" in marks, marks
     assert page.console_errors == [] and page.foreign_requests == []
 
@@ -160,10 +182,11 @@ def test_a_page_found_through_another_name_shows_its_own_words(page, server):
 def page_words(site, docname: str) -> str:
     """A page's text as a reader sees it, whitespace collapsed."""
     html = (site / f"{docname}.html").read_text(encoding="utf-8")
-    body = html[html.index("data-pagefind-body"):]
+    body = html[html.index("data-pagefind-body") :]
     # what pagefind.yml keeps out of the index: links to an 编者注, permalinks
-    body = re.sub(r'<a class="[^"]*(?:kb-note-ref|headerlink)[^"]*".*?</a>|<script.*?</script>', " ", body,
-                  flags=re.S)
+    body = re.sub(
+        r'<a class="[^"]*(?:kb-note-ref|headerlink)[^"]*".*?</a>|<script.*?</script>', " ", body, flags=re.S
+    )
     body = re.sub(r"<[^>]+>", " ", body)
     return re.sub(r"\s+", "", html_lib.unescape(body))
 
@@ -174,8 +197,9 @@ RESULTS_JS = """() => [...document.querySelectorAll('[data-search-result]')].map
   sections: [...e.querySelectorAll('.kb-search-sections a')].map(a => a.textContent)}))"""
 
 
-@pytest.mark.parametrize("query", ["显存", "检查点", "为什么选择 GPU 租赁", "昇腾 910B", "ZeRO-1",
-                                   "显存不够", "mixed precision"])
+@pytest.mark.parametrize(
+    "query", ["显存", "检查点", "为什么选择 GPU 租赁", "昇腾 910B", "ZeRO-1", "显存不够", "mixed precision"]
+)
 def test_results_read_as_the_pages_do(page, server, site, query):
     """Section titles as the pages write them, excerpts that are the pages'
     own text (no alias text, no ". " glued between table cells), and marks on
@@ -186,8 +210,19 @@ def test_results_read_as_the_pages_do(page, server, site, query):
     for row in rows:
         doc = urllib.parse.urlparse(row["href"]).path.lstrip("/").removesuffix(".html")
         text = page_words(site, doc)
-        headings = re.sub(r"\s+", "", html_lib.unescape(" ".join(re.findall(
-            r"<h[1-6][^>]*>(.*?)</h[1-6]>", (site / f"{doc}.html").read_text(encoding="utf-8"), re.S))))
+        headings = re.sub(
+            r"\s+",
+            "",
+            html_lib.unescape(
+                " ".join(
+                    re.findall(
+                        r"<h[1-6][^>]*>(.*?)</h[1-6]>",
+                        (site / f"{doc}.html").read_text(encoding="utf-8"),
+                        re.S,
+                    )
+                )
+            ),
+        )
         for title in row["sections"]:
             assert re.sub(r"\s+", "", title) in re.sub(r"<[^>]+>", "", headings), (query, title)
             assert not re.search(r"[\u4e00-\u9fff] [\u4e00-\u9fff？]", title), (query, title)
@@ -215,6 +250,7 @@ def test_fragments_sent_with_a_content_encoding(page, site, twice):
     """A host may send Pagefind's fragments (gzip files) with Content-Encoding:
     gzip, the file being the encoded content, or compressed once more. The
     results show their excerpts either way, without falling back."""
+
     class Recoding(QuietHandler):
         def do_GET(self):
             if not self.path.endswith(".pf_fragment"):
@@ -254,10 +290,12 @@ def test_more_results_on_request(page, server):
     assert len(first) == 5 < total
     page.locator(".kb-search-more").click()
     shown = min(total, 10)
-    page.wait_for_function(f"document.querySelectorAll('[data-search-result]').length === {shown}",
-                           timeout=20_000)
-    hrefs = page.eval_on_selector_all("[data-search-result] a.kb-search-title",
-                                      "els => els.map(a => a.getAttribute('href'))")
+    page.wait_for_function(
+        f"document.querySelectorAll('[data-search-result]').length === {shown}", timeout=20_000
+    )
+    hrefs = page.eval_on_selector_all(
+        "[data-search-result] a.kb-search-title", "els => els.map(a => a.getAttribute('href'))"
+    )
     assert hrefs[:5] == first and len(set(hrefs)) == shown
     assert page.evaluate("document.activeElement.getAttribute('href')") == hrefs[5]
     status = page.locator("#kb-search-status").inner_text()
@@ -267,12 +305,15 @@ def test_more_results_on_request(page, server):
     assert page.console_errors == [] and page.foreign_requests == []
 
 
-@pytest.mark.parametrize(("query", "term"), [
-    ("混合精度怎么用", "混合精度"),
-    ("mixed precision", "混合精度"),
-    # of the terms a query names, the one named by the longest name
-    ("梯度爆炸 nccl 超时", "NCCL"),
-])
+@pytest.mark.parametrize(
+    ("query", "term"),
+    [
+        ("混合精度怎么用", "混合精度"),
+        ("mixed precision", "混合精度"),
+        # of the terms a query names, the one named by the longest name
+        ("梯度爆炸 nccl 超时", "NCCL"),
+    ],
+)
 def test_the_glossary_term_a_query_names_heads_the_results(page, server, query, term):
     results_for(page, server, query)
     aside = page.locator(".kb-search-term-title")
@@ -310,8 +351,10 @@ def test_sidebar_search_box_leads_to_results(page, server):
 def shown(page) -> tuple[str, list[str]]:
     """The query whose results are shown, and their titles, once a run is done."""
     page.wait_for_selector("#search-results[data-search-done]", state="attached", timeout=20_000)
-    return (page.get_attribute("#search-results", "data-search-query"),
-            page.locator("[data-search-result] a.kb-search-title").all_inner_texts())
+    return (
+        page.get_attribute("#search-results", "data-search-query"),
+        page.locator("[data-search-result] a.kb-search-title").all_inner_texts(),
+    )
 
 
 def test_results_follow_typing_and_history(page, server):
@@ -325,11 +368,13 @@ def test_results_follow_typing_and_history(page, server):
     page.wait_for_function(
         "document.querySelector('#search-results').dataset.searchQuery === 'gradient clipping'"
         " && document.querySelector('#search-results').hasAttribute('data-search-done')",
-        timeout=20_000)
+        timeout=20_000,
+    )
     query, titles = shown(page)
     assert query == "gradient clipping" and titles, titles
-    assert any(t.startswith("LLM 训练故障排查手册") or t.startswith("大模型训练优化实战")
-               for t in titles[:3]), titles
+    assert any(
+        t.startswith("LLM 训练故障排查手册") or t.startswith("大模型训练优化实战") for t in titles[:3]
+    ), titles
     page.wait_for_timeout(500)  # no late run replaces it
     assert shown(page)[0] == "gradient clipping"
     assert urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["q"] == ["gradient clipping"]
@@ -337,7 +382,8 @@ def test_results_follow_typing_and_history(page, server):
     assert shown(page)[0] == "gradient clipping"
     page.go_back()  # the query the page opened with has its own history entry
     page.wait_for_function(
-        "document.querySelector('#search-results').dataset.searchQuery === '昇腾'", timeout=20_000)
+        "document.querySelector('#search-results').dataset.searchQuery === '昇腾'", timeout=20_000
+    )
     assert box.input_value() == "昇腾"
     assert page.console_errors == [] and page.foreign_requests == []
 

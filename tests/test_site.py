@@ -6,10 +6,9 @@ import re
 from html import unescape
 from pathlib import Path
 
+import import_export as imp
 import pytest
 import yaml
-
-import import_export as imp
 from kb.pages import frontmatter as kb_frontmatter
 from one_build import register
 
@@ -68,9 +67,10 @@ def test_all_articles_page_lists_every_article_by_guide(site):
 @pytest.mark.parametrize("guide", ["training", "inference", "hardware", "industry"])
 def test_guide_landing_lists_its_articles_in_reading_order(site, guide):
     html = (site / guide / "index.html").read_text(encoding="utf-8")
-    listing = html.split('kb-article-list')[1].split("</ol>")[0]
-    own = re.findall(r"```\{toctree\}.*?\n\n(.*?)```",
-                     (DOCS / guide / "index.md").read_text(encoding="utf-8"), re.S)[0].split()
+    listing = html.split("kb-article-list")[1].split("</ol>")[0]
+    own = re.findall(
+        r"```\{toctree\}.*?\n\n(.*?)```", (DOCS / guide / "index.md").read_text(encoding="utf-8"), re.S
+    )[0].split()
     extra = sorted(d for d, m in articles().items() if guide in m.get("also_in", []))
     expected = [f"{d}.html" for d in own] + [f"../{d}.html" for d in extra]
     assert links(listing) == expected
@@ -84,20 +84,25 @@ def test_second_guides_list_lpu_and_rental_articles(site):
 def test_home_is_the_welcome_page_with_the_guides_as_way_in(site):
     html = (site / "index.html").read_text(encoding="utf-8")
     assert re.search(r"<h1[^>]*>(<span[^>]*></span>)*欢迎来到 51 算力", html)
-    guides = html.split('kb-guides')[1].split("</ul>")[0]
+    guides = html.split("kb-guides")[1].split("</ul>")[0]
     assert links(guides) == [f"{g}/index.html" for g in ("training", "inference", "hardware", "industry")]
 
 
-NEW_ARTICLE = ("---\ntitle: 新文章 {n}\nguide: training\ntags: [memory]\nsummary: 新文章 {n} 的摘要。\n---\n\n"
-               "# 新文章 {n}\n\n正文。\n")
+NEW_ARTICLE = (
+    "---\ntitle: 新文章 {n}\nguide: training\ntags: [memory]\nsummary: 新文章 {n} 的摘要。\n---\n\n"
+    "# 新文章 {n}\n\n正文。\n"
+)
 
 
 def _placed_article(repo, at) -> str:
     (repo / "docs/training/new-article.md").write_text(NEW_ARTICLE.format(n=at.tag), encoding="utf-8")
     index = repo / "docs/training/index.md"
-    index.write_text(index.read_text(encoding="utf-8").replace(
-        "training-platform-from-scratch\n", "training-platform-from-scratch\nnew-article\n"),
-        encoding="utf-8")
+    index.write_text(
+        index.read_text(encoding="utf-8").replace(
+            "training-platform-from-scratch\n", "training-platform-from-scratch\nnew-article\n"
+        ),
+        encoding="utf-8",
+    )
     return f"新文章 {at.tag} 的摘要。"
 
 

@@ -23,11 +23,16 @@ UNCHANGED = "training/llm-training-10-tips.md"
 pytestmark = [pytest.mark.slow, pytest.mark.snippet]
 
 CASES = {
-    "assertion": ("training/training-optimization-tips.md",
-                  "total = sum(range(10))\nassert total == 46, total\n", "AssertionError: 45"),
-    "future-warning": ("inference/inference-cost-breakdown.md",
-                       "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
-                       "FutureWarning"),
+    "assertion": (
+        "training/training-optimization-tips.md",
+        "total = sum(range(10))\nassert total == 46, total\n",
+        "AssertionError: 45",
+    ),
+    "future-warning": (
+        "inference/inference-cost-breakdown.md",
+        "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
+        "FutureWarning",
+    ),
     "name-error": ("hardware/nvidia-lpu.md", "print(undefined_name)\n", "NameError"),
 }
 
@@ -50,9 +55,25 @@ def samples_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict[str
     env = {**os.environ, "KB_DOCS_DIR": str(docs), "PYTHONPATH": os.pathsep.join(map(str, paths))}
     pages = [str(docs / page) for page, _, _ in CASES.values()] + [str(docs / UNCHANGED)]
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q", "-rA",
-         "--rootdir", str(tmp_path), *pages],
-        capture_output=True, text=True, cwd=tmp_path, env=env)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "conftest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rA",
+            "--rootdir",
+            str(tmp_path),
+            *pages,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
     return proc, lines
 
 

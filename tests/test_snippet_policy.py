@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from markdown_it import MarkdownIt
-
 from kb.core.markdown import colon_directives
+from markdown_it import MarkdownIt
 from snippet_checks import check_bash, check_k8s_manifest, check_prometheus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,9 +43,18 @@ SKIP_REASONS = {
     "需要安装 albumentations",
     ORIGINAL,
 }
-DIRECTIVES = {"toctree", "mermaid", "kb-article-list", "kb-guide-articles", "kb-guides",
-              "kb-editor-notes", "kb-glossary", "kb-tag-list", "kb-related"}
-_SKIP = re.compile(r'^%\s*skip:\s*next(?:\s+(?P<reason>.*))?$')
+DIRECTIVES = {
+    "toctree",
+    "mermaid",
+    "kb-article-list",
+    "kb-guide-articles",
+    "kb-guides",
+    "kb-editor-notes",
+    "kb-glossary",
+    "kb-tag-list",
+    "kb-related",
+}
+_SKIP = re.compile(r"^%\s*skip:\s*next(?:\s+(?P<reason>.*))?$")
 
 
 @dataclass
@@ -92,8 +100,7 @@ def blocks(path: Path) -> list[Block]:
         if found:
             skip = (found.group("reason") or "").strip()
             skip_line = prev + 1
-        out.append(Block(path, start + 1, language, code, caption, skip, skip_line,
-                         in_note[start]))
+        out.append(Block(path, start + 1, language, code, caption, skip, skip_line, in_note[start]))
     return out
 
 
@@ -117,24 +124,29 @@ def classify(block: Block) -> tuple[str, list[str]]:
             problems.append(f"Python does not compile: {error.msg} (line {error.lineno} of the block)")
         if block.skip is None:
             return "executed", problems
-        reason = block.skip.strip('"\'')
+        reason = block.skip.strip("\"'")
         if not block.skip:
-            problems.append('skip without a reason: write % skip: next "需要 CUDA GPU" (or another '
-                            "reason from tests/test_snippet_policy.py)")
+            problems.append(
+                'skip without a reason: write % skip: next "需要 CUDA GPU" (or another '
+                "reason from tests/test_snippet_policy.py)"
+            )
         elif reason not in SKIP_REASONS:
             problems.append(f"skip reason {reason!r} is not one of: {', '.join(sorted(SKIP_REASONS))}")
         elif reason == ORIGINAL and not block.in_note:
             problems.append("an original kept for comparison must sit inside its 编者注")
         elif reason != ORIGINAL and reason not in block.caption:
-            problems.append(f"show the reason on the page: use ```{{code-block}} python with "
-                            f":caption: 示意代码：{reason}")
+            problems.append(
+                f"show the reason on the page: use ```{{code-block}} python with :caption: 示意代码：{reason}"
+            )
         return "illustrative", problems
     if block.skip is not None and lang not in ("python", "text") and not lang.startswith("{"):
         # Sybil's skip applies to the next *Python* example: before a shell or
         # YAML block it would silently skip the next Python block of the page.
-        return "checked", [f"% skip: next (line {block.skip_line}) is only for Python blocks: "
-                           f"before a {lang} block it skips the next Python block instead; "
-                           f"remove it ({lang} blocks are checked, never run)"]
+        return "checked", [
+            f"% skip: next (line {block.skip_line}) is only for Python blocks: "
+            f"before a {lang} block it skips the next Python block instead; "
+            f"remove it ({lang} blocks are checked, never run)"
+        ]
     if lang in ("bash", "sh", "shell"):
         return "checked", check_bash(block.code)
     if lang == "yaml":
@@ -162,29 +174,42 @@ def test_every_block_is_executed_checked_or_illustrative(capsys):
         problems += [f"{block.where()}: {p}" for p in found]
     code = counts["executed"] + counts["checked"] + counts["illustrative"]
     with capsys.disabled():
-        print(f"\ncode blocks: {code} (executed {counts['executed']}, checked "
-              f"{counts['checked']}, illustrative {counts['illustrative']}); "
-              f"text {counts['text']}, directives {counts['directive']}")
+        print(
+            f"\ncode blocks: {code} (executed {counts['executed']}, checked "
+            f"{counts['checked']}, illustrative {counts['illustrative']}); "
+            f"text {counts['text']}, directives {counts['directive']}"
+        )
     assert not problems, "\n".join(problems)
     assert counts["executed"] > 0 and counts["checked"] > 0
 
 
-@pytest.mark.parametrize("fence, words", [
-    ("```py\nx = 1\n```", "unknown fence language 'py'"),
-    ('% skip: next\n```python\nx = 1\n```', "skip without a reason"),
-    ('% skip: next "以后再说"\n```python\nx = 1\n```', "is not one of"),
-    ('% skip: next "需要 CUDA GPU"\n```python\nx = 1\n```', "show the reason on the page"),
-    ("```python\ndef f(:\n```", "Python does not compile"),
-    ('% skip: next "原文，已由上方更正版替代"\n```bash\necho hi\n```', "only for Python blocks"),
-    ('% skip: next "原文，已由上方更正版替代"\n```python\nx = 1\n```',
-     "an original kept for comparison must sit inside its 编者注"),
-    ("```bash\nif then fi\n```", "syntax error"),
-    ("```yaml\napiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n"
-     "    spec:\n      containers: [{name: c, image: i}]\n```", "restartPolicy"),
-    ("```yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n"
-     "  - name: c\n    image: i\n    resourcez: {}\n```", "resourcez"),
-    ("```yaml\nscrape_configs:\n  - job_name: a\n    static_config: []\n```", "static_config"),
-])
+@pytest.mark.parametrize(
+    "fence, words",
+    [
+        ("```py\nx = 1\n```", "unknown fence language 'py'"),
+        ("% skip: next\n```python\nx = 1\n```", "skip without a reason"),
+        ('% skip: next "以后再说"\n```python\nx = 1\n```', "is not one of"),
+        ('% skip: next "需要 CUDA GPU"\n```python\nx = 1\n```', "show the reason on the page"),
+        ("```python\ndef f(:\n```", "Python does not compile"),
+        ('% skip: next "原文，已由上方更正版替代"\n```bash\necho hi\n```', "only for Python blocks"),
+        (
+            '% skip: next "原文，已由上方更正版替代"\n```python\nx = 1\n```',
+            "an original kept for comparison must sit inside its 编者注",
+        ),
+        ("```bash\nif then fi\n```", "syntax error"),
+        (
+            "```yaml\napiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n"
+            "    spec:\n      containers: [{name: c, image: i}]\n```",
+            "restartPolicy",
+        ),
+        (
+            "```yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n"
+            "  - name: c\n    image: i\n    resourcez: {}\n```",
+            "resourcez",
+        ),
+        ("```yaml\nscrape_configs:\n  - job_name: a\n    static_config: []\n```", "static_config"),
+    ],
+)
 def test_policy_rejects_each_kind_of_mistake(tmp_path, fence, words):
     page = tmp_path / "page.md"
     page.write_text(f"# 标题\n\n{fence}\n", encoding="utf-8")
@@ -194,10 +219,12 @@ def test_policy_rejects_each_kind_of_mistake(tmp_path, fence, words):
 
 def test_an_original_inside_original_inside_a_note_is_accepted(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text('::::{editor-note}\n:label: n\n**上面的代码已由编者更正。**\n:::{original}\n'
-                    '% skip: next "原文，已由上方更正版替代"\n```python\nx = 1\n```\n:::\n'
-                    '正文。\n::::\n\n% skip: next "原文，已由上方更正版替代"\n```python\ny = 1\n```\n',
-                    encoding="utf-8")
+    page.write_text(
+        "::::{editor-note}\n:label: n\n**上面的代码已由编者更正。**\n:::{original}\n"
+        '% skip: next "原文，已由上方更正版替代"\n```python\nx = 1\n```\n:::\n'
+        '正文。\n::::\n\n% skip: next "原文，已由上方更正版替代"\n```python\ny = 1\n```\n',
+        encoding="utf-8",
+    )
     found = [classify(b) for b in blocks(page)]
     assert found[0] == ("illustrative", []), found
     assert "sit inside its 编者注" in found[1][1][0], found  # after the note closed
@@ -205,6 +232,9 @@ def test_an_original_inside_original_inside_a_note_is_accepted(tmp_path):
 
 def test_policy_accepts_a_visible_illustrative_block(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text('% skip: next "需要 CUDA GPU"\n```{code-block} python\n'
-                    ":caption: 示意代码：需要 CUDA GPU\nx = 1\n```\n", encoding="utf-8")
+    page.write_text(
+        '% skip: next "需要 CUDA GPU"\n```{code-block} python\n'
+        ":caption: 示意代码：需要 CUDA GPU\nx = 1\n```\n",
+        encoding="utf-8",
+    )
     assert [classify(b) for b in blocks(page)] == [("illustrative", [])]

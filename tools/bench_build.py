@@ -35,20 +35,20 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 from kb.search import pagefind as kb_pagefind
 from synth_kb import make_kb
 
+ROOT = Path(__file__).resolve().parent.parent
+
 PAGE = "training/llm-training-10-tips"
-STOCK_CONF = '''# Stock Sphinx + furo: the baseline of tools/bench_build.py.
+STOCK_CONF = """# Stock Sphinx + furo: the baseline of tools/bench_build.py.
 project = "51 算力知识库"
 language = "zh_CN"
 extensions = ["myst_parser"]
 html_theme = "furo"
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]
-'''
+"""
 # Runs one build and reports its wall time and the peak RSS of its processes.
 _RUNNER = """
 import json, resource, subprocess, sys, time
@@ -64,8 +64,9 @@ def build(confdir: Path, src: Path, out: Path, strict: bool) -> dict:
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(confdir), "-j", "auto", "-q"]
     if strict:
         cmd += ["-W", "-n", "--keep-going"]
-    proc = subprocess.run([sys.executable, "-c", _RUNNER, *cmd, str(src), str(out)],
-                          capture_output=True, text=True, cwd=confdir)
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNNER, *cmd, str(src), str(out)], capture_output=True, text=True, cwd=confdir
+    )
     result = json.loads(proc.stdout)
     if strict and result["rc"] != 0:
         raise SystemExit(f"build failed in {confdir}:\n{result['err']}")
@@ -87,8 +88,11 @@ def measure(kb: Path, confdir: Path, strict: bool, label: str) -> dict:
     nochange = build(confdir, kb / "docs", out, strict)
     page.write_text(original, encoding="utf-8")
     return {
-        "full": full["wall"], "edit": edit["wall"], "index_after": index_after,
-        "title": title["wall"], "nochange": nochange["wall"],
+        "full": full["wall"],
+        "edit": edit["wall"],
+        "index_after": index_after,
+        "title": title["wall"],
+        "nochange": nochange["wall"],
         "rss_mb": max(full["rss_kb"], edit["rss_kb"]) / 1024,
         "page_kb": (out / f"{PAGE}.html").stat().st_size / 1024,
     }
@@ -123,30 +127,37 @@ def run(sizes: list[int], work: Path) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| N | full build | 1-page edit | index after edit (background) | title edit "
-             "| no change | peak RSS | page HTML |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| N | full build | 1-page edit | index after edit (background) | title edit "
+        "| no change | peak RSS | page HTML |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         o, s = r["ours"], r["stock"]
 
         def cell(key, unit, fmt="{:.1f}"):
-            return (f"{fmt.format(o[key])} {unit} (stock {fmt.format(s[key])}, "
-                    f"×{s[key] / o[key]:.1f})")
-        lines.append(f"| {r['n']} | {cell('full', 's')} | {cell('edit', 's')} "
-                     f"| {o['index_after']:.1f} s | {cell('title', 's')} | "
-                     f"{cell('nochange', 's')} | {cell('rss_mb', 'MB', '{:.0f}')} | "
-                     f"{cell('page_kb', 'KB')} |")
+            return f"{fmt.format(o[key])} {unit} (stock {fmt.format(s[key])}, ×{s[key] / o[key]:.1f})"
+
+        lines.append(
+            f"| {r['n']} | {cell('full', 's')} | {cell('edit', 's')} "
+            f"| {o['index_after']:.1f} s | {cell('title', 's')} | "
+            f"{cell('nochange', 's')} | {cell('rss_mb', 'MB', '{:.0f}')} | "
+            f"{cell('page_kb', 'KB')} |"
+        )
     lines.append("")
-    lines.append("×: stock ÷ ours (above 1 means ours is faster or smaller). "
-                 "-j auto on this machine's cores; page = " + PAGE + ".html")
+    lines.append(
+        "×: stock ÷ ours (above 1 means ours is faster or smaller). "
+        "-j auto on this machine's cores; page = " + PAGE + ".html"
+    )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[12, 100, 1000])
-    parser.add_argument("--work", type=Path, default=None,
-                        help="folder for the synthetic KBs (default: a temporary one)")
+    parser.add_argument(
+        "--work", type=Path, default=None, help="folder for the synthetic KBs (default: a temporary one)"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.work:

@@ -46,16 +46,34 @@ from collections import defaultdict
 from pathlib import Path
 
 import yaml
-
-ROOT = Path(__file__).resolve().parent.parent
-
 from local_site import gzip_size, launch, serve, served_file
 from synth_kb import make_kb
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def build(confdir: Path, out: Path) -> None:
-    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-c", str(confdir), "-j", "auto",
-                    "-q", "-W", "-n", "--keep-going", str(confdir / "docs"), str(out)],
-                   check=True, cwd=confdir)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-c",
+            str(confdir),
+            "-j",
+            "auto",
+            "-q",
+            "-W",
+            "-n",
+            "--keep-going",
+            str(confdir / "docs"),
+            str(out),
+        ],
+        check=True,
+        cwd=confdir,
+    )
 
 
 def dir_size(path: Path) -> tuple[int, int]:
@@ -112,12 +130,15 @@ MACHINE_PACE = """async () => {
 # the same call: nothing crosses between Playwright and the browser until the
 # results are shown. Playwright's fill() and a listener on requests each cost
 # the search time on 2 cores (12 ms per query together, A/B on 1,000 articles).
-TYPE_QUERY = """q => {
+TYPE_QUERY = (
+    """q => {
   const box = document.getElementById("kb-search-input");
   box.value = q;
   box.dispatchEvent(new Event("input", { bubbles: true }));
   return (%s)(q);
-}""" % WAIT_FOR_RESULTS
+}"""
+    % WAIT_FOR_RESULTS
+)
 
 
 def timings(row: list[float]) -> dict:
@@ -199,19 +220,25 @@ def measure_site(site: Path, queries: list[str], rounds: int = 2) -> dict:
         return statistics.quantiles([r[key] for r in rows], n=4)[2]
 
     return {
-        "first_kb": statistics.median(cold_bytes) / 1024, "first_kb_max": max(cold_bytes) / 1024,
-        "first_gzip_kb": statistics.median(cold_gzip) / 1024, "first_gzip_kb_max": max(cold_gzip) / 1024,
+        "first_kb": statistics.median(cold_bytes) / 1024,
+        "first_kb_max": max(cold_bytes) / 1024,
+        "first_gzip_kb": statistics.median(cold_gzip) / 1024,
+        "first_gzip_kb_max": max(cold_gzip) / 1024,
         "first_ms": median(cold),
-        "warm_ms": median(warm), "warm_ms_p75": quartile(warm),
-        "typed_ms": median(typed), "typed_ms_p75": quartile(typed),
+        "warm_ms": median(warm),
+        "warm_ms_p75": quartile(warm),
+        "typed_ms": median(typed),
+        "typed_ms_p75": quartile(typed),
         "typed_painted_ms": median(typed, "painted_ms"),
         "typed_kb": statistics.median(typed_bytes) / 1024,
         "typed_index_ms": median(typed, "index_ms"),
         "typed_excerpt_ms": median(typed, "excerpt_ms"),
         "typed_n": len(typed),
         "open_kb": statistics.median(open_bytes) / 1024,
-        "index_kb": size / 1024, "index_files": files,
-        "fetch_ms": machine[0], "work_ms": machine[1],
+        "index_kb": size / 1024,
+        "index_files": files,
+        "fetch_ms": machine[0],
+        "work_ms": machine[1],
     }
 
 
@@ -222,13 +249,23 @@ def base_scripts(rev: str) -> dict[str, str]:
     """The search script of git revision `rev`: _static/kb-search.js and the
     modules it imports from _static/kb-search/ (if the revision has them),
     by path under _static/."""
+
     def show(path: str) -> str:
-        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True,
-                              capture_output=True, text=True).stdout
-    listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev, "_static/kb-search/"], cwd=ROOT,
-                            check=True, capture_output=True, text=True).stdout.split()
-    return {"kb-search.js": show("_static/kb-search.js"),
-            **{path.removeprefix("_static/"): show(path) for path in listed}}
+        return subprocess.run(
+            ["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout
+
+    listed = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", rev, "_static/kb-search/"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return {
+        "kb-search.js": show("_static/kb-search.js"),
+        **{path.removeprefix("_static/"): show(path) for path in listed},
+    }
 
 
 def add_base_page(site: Path, scripts: dict[str, str]) -> None:
@@ -246,8 +283,8 @@ def add_base_page(site: Path, scripts: dict[str, str]) -> None:
         (site / "_static" / path).parent.mkdir(parents=True, exist_ok=True)
         (site / "_static" / path).write_text(text, encoding="utf-8")
     (site / "search-base.html").write_text(
-        page.replace(SCRIPT_TAG, SCRIPT_TAG.replace("kb-search.js", "kb-search-base.js")),
-        encoding="utf-8")
+        page.replace(SCRIPT_TAG, SCRIPT_TAG.replace("kb-search.js", "kb-search-base.js")), encoding="utf-8"
+    )
 
 
 def compare_site(site: Path, queries: list[str], rounds: int) -> dict:
@@ -262,7 +299,7 @@ def compare_site(site: Path, queries: list[str], rounds: int) -> dict:
         browser = launch(pw)
         for turn in range(rounds):
             for q in queries:
-                for name in (list(times) if turn % 2 == 0 else list(times)[::-1]):
+                for name in list(times) if turn % 2 == 0 else list(times)[::-1]:
                     ctx, page = open_search_page(browser, base, name)
                     times[name][q].append(type_query(page, q))
                     ctx.close()
@@ -271,13 +308,20 @@ def compare_site(site: Path, queries: list[str], rounds: int) -> dict:
 
     def summary(per_query):
         rows = [r for runs in per_query.values() for r in runs]
-        return {key: statistics.median(r[key] for r in rows)
-                for key in ("ms", "index_ms", "excerpt_ms", "painted_ms")}
+        return {
+            key: statistics.median(r[key] for r in rows)
+            for key in ("ms", "index_ms", "excerpt_ms", "painted_ms")
+        }
 
-    return {"base": summary(old), "now": summary(new), "n": sum(len(v) for v in new.values()),
-            "per_query": statistics.median(
-                statistics.median(r["ms"] for r in new[q]) - statistics.median(r["ms"] for r in old[q])
-                for q in queries)}
+    return {
+        "base": summary(old),
+        "now": summary(new),
+        "n": sum(len(v) for v in new.values()),
+        "per_query": statistics.median(
+            statistics.median(r["ms"] for r in new[q]) - statistics.median(r["ms"] for r in old[q])
+            for q in queries
+        ),
+    }
 
 
 def print_comparison(rev: str, rows: list) -> None:
@@ -286,23 +330,31 @@ def print_comparison(rev: str, rows: list) -> None:
     for name, m in rows:
         for label, key in ((rev, "base"), ("working tree", "now")):
             t = m[key]
-            print(f"| {name} | {label} | {t['ms']:.1f} ms | {t['index_ms']:.1f} ms "
-                  f"| {t['excerpt_ms']:.1f} ms | {t['painted_ms']:.1f} ms |")
-    print("\nmedians of the first query typed into a freshly opened search page, "
-          f"{rows[0][1]['n']} per script, taking turns; per query, working tree minus {rev}: "
-          + "; ".join(f"{name}: {m['per_query']:+.1f} ms" for name, m in rows))
+            print(
+                f"| {name} | {label} | {t['ms']:.1f} ms | {t['index_ms']:.1f} ms "
+                f"| {t['excerpt_ms']:.1f} ms | {t['painted_ms']:.1f} ms |"
+            )
+    print(
+        "\nmedians of the first query typed into a freshly opened search page, "
+        f"{rows[0][1]['n']} per script, taking turns; per query, working tree minus {rev}: "
+        + "; ".join(f"{name}: {m['per_query']:+.1f} ms" for name, m in rows)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=2,
-                        help="times each query is typed into a freshly opened search page")
-    parser.add_argument("--compare", metavar="REV",
-                        help="time the search script (_static/kb-search.js and _static/kb-search/) of "
-                             "git revision REV against the working tree's, taking turns on the same "
-                             "sites, instead of the full benchmark")
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="times each query is typed into a freshly opened search page"
+    )
+    parser.add_argument(
+        "--compare",
+        metavar="REV",
+        help="time the search script (_static/kb-search.js and _static/kb-search/) of "
+        "git revision REV against the working tree's, taking turns on the same "
+        "sites, instead of the full benchmark",
+    )
     args = parser.parse_args(argv)
     base_script = base_scripts(args.compare) if args.compare else None
     items = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
@@ -325,34 +377,44 @@ def main(argv: list[str] | None = None) -> int:
     if base_script is not None:
         print_comparison(args.compare, rows)
         return 0
-    print("| site | page opened with ?q=: transfer gzip, as GitHub Pages sends it (max) "
-          "/ uncompressed (max) | its time "
-          "| search page opened empty: engine + warm-up transfer "
-          "| first query typed on the loaded page: transfer, time to results (p75; "
-          "Pagefind search + excerpts), to results painted "
-          "| next queries: time (p75) "
-          "| index on disk |")
+    print(
+        "| site | page opened with ?q=: transfer gzip, as GitHub Pages sends it (max) "
+        "/ uncompressed (max) | its time "
+        "| search page opened empty: engine + warm-up transfer "
+        "| first query typed on the loaded page: transfer, time to results (p75; "
+        "Pagefind search + excerpts), to results painted "
+        "| next queries: time (p75) "
+        "| index on disk |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, m in rows:
-        print(f"| {name} | {m['first_gzip_kb']:.0f} KB (max {m['first_gzip_kb_max']:.0f}) "
-              f"/ {m['first_kb']:.0f} KB (max {m['first_kb_max']:.0f}) "
-              f"| {m['first_ms']:.0f} ms | {m['open_kb']:.0f} KB "
-              f"| {m['typed_kb']:.0f} KB, {m['typed_ms']:.0f} ms (p75 {m['typed_ms_p75']:.0f}; "
-              f"{m['typed_index_ms']:.0f} + {m['typed_excerpt_ms']:.0f}), painted {m['typed_painted_ms']:.0f} ms "
-              f"| {m['warm_ms']:.0f} ms (p75 {m['warm_ms_p75']:.0f}) "
-              f"| {m['index_kb']:.0f} KB in {m['index_files']} files |")
+        print(
+            f"| {name} | {m['first_gzip_kb']:.0f} KB (max {m['first_gzip_kb_max']:.0f}) "
+            f"/ {m['first_kb']:.0f} KB (max {m['first_kb_max']:.0f}) "
+            f"| {m['first_ms']:.0f} ms | {m['open_kb']:.0f} KB "
+            f"| {m['typed_kb']:.0f} KB, {m['typed_ms']:.0f} ms (p75 {m['typed_ms_p75']:.0f}; "
+            f"{m['typed_index_ms']:.0f} + {m['typed_excerpt_ms']:.0f}), painted {m['typed_painted_ms']:.0f} ms "
+            f"| {m['warm_ms']:.0f} ms (p75 {m['warm_ms_p75']:.0f}) "
+            f"| {m['index_kb']:.0f} KB in {m['index_files']} files |"
+        )
     n = rows[0][1]["typed_n"]
-    print(f"\nmedians over {len(queries)} queries spread over tests/search_queries.yaml "
-          f"(page opened with ?q=: each once, in a fresh browser context; "
-          f"first typed query: {n}, each in a fresh context); "
-          "time to results = from the input event to the results in the page ([data-search-done]), "
-          "measured by the page; painted = until the frame that shows them; "
-          "the search engine (wasm, pagefind.js) loads, and one warm-up search runs, when "
-          "the page opens")
-    print("\nthis machine during the run (times swing by a fifth from hour to hour on a shared "
-          "2-core VM): " + "; ".join(
-              f"{name}: one small fetch {m['fetch_ms']:.1f} ms, fixed JS work {m['work_ms']:.1f} ms"
-              for name, m in rows))
+    print(
+        f"\nmedians over {len(queries)} queries spread over tests/search_queries.yaml "
+        f"(page opened with ?q=: each once, in a fresh browser context; "
+        f"first typed query: {n}, each in a fresh context); "
+        "time to results = from the input event to the results in the page ([data-search-done]), "
+        "measured by the page; painted = until the frame that shows them; "
+        "the search engine (wasm, pagefind.js) loads, and one warm-up search runs, when "
+        "the page opens"
+    )
+    print(
+        "\nthis machine during the run (times swing by a fifth from hour to hour on a shared "
+        "2-core VM): "
+        + "; ".join(
+            f"{name}: one small fetch {m['fetch_ms']:.1f} ms, fixed JS work {m['work_ms']:.1f} ms"
+            for name, m in rows
+        )
+    )
     return 0
 
 

@@ -12,10 +12,10 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 from kb.editorial import claims as kb_claims
 from kb.pages.frontmatter import is_article
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:

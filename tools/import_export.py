@@ -47,6 +47,7 @@ DEFAULT_GUIDES = ROOT / "data" / "guides.yaml"
 DEFAULT_OUT = ROOT / "docs"
 MANIFEST_NAME = "import-manifest.json"
 
+
 class EditedPagesError(Exception):
     """Pages edited by hand since the last import; listed in the message."""
 
@@ -88,19 +89,20 @@ def read_lines(path: Path) -> list[str]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ExportError(path, 1, f"KB074 cannot read the export ({exc.strerror}); "
-                          "pass an existing file with --export") from None
+        raise ExportError(
+            path, 1, f"KB074 cannot read the export ({exc.strerror}); pass an existing file with --export"
+        ) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         if exc.end == len(data) and exc.reason == "unexpected end of data":
             # A multi-byte character cut in half: the file was cut off there.
-            raise ExportError(path, line, f"KB070 the export ends in the middle of a "
-                              f"character; {REEXPORT}") from None
+            raise ExportError(
+                path, line, f"KB070 the export ends in the middle of a character; {REEXPORT}"
+            ) from None
         raise ExportError(
-            path, line, f"KB074 not valid UTF-8 (byte 0x{data[exc.start]:02x}); "
-            "re-export the site as UTF-8"
+            path, line, f"KB074 not valid UTF-8 (byte 0x{data[exc.start]:02x}); re-export the site as UTF-8"
         ) from None
     return text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
 
@@ -120,9 +122,7 @@ def find_starts(lines: list[str]) -> list[int]:
         if not line.startswith("# "):
             continue
         at_top = all(not x.strip() for x in lines[:i])
-        after_listing = (
-            i >= 3 and lines[i - 1] == "" and lines[i - 2] == "" and _is_plain(lines[i - 3])
-        )
+        after_listing = i >= 3 and lines[i - 1] == "" and lines[i - 2] == "" and _is_plain(lines[i - 3])
         if at_top or after_listing:
             starts.append(i)
     return starts
@@ -130,10 +130,43 @@ def find_starts(lines: list[str]) -> list[int]:
 
 # Elements without an end tag, and those whose start closes an open <p>
 # (HTML's rule for the optional </p>, which the exporter relies on).
-_VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+_VOID = frozenset(
+    ["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"]
+)
 _CLOSES_P = frozenset(
-    "address article aside blockquote details div dl fieldset figcaption figure footer form "
-    "h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre section table ul".split())
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "details",
+        "div",
+        "dl",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "table",
+        "ul",
+    ]
+)
 
 
 class _OpenElements(HTMLParser):
@@ -189,8 +222,7 @@ def split_export(path: Path) -> tuple[list[Article], list[str]]:
     lines = read_lines(path)
     starts = find_starts(lines)
     if not starts:
-        raise ExportError(path, 1, "KB074 no article found: an article starts with a "
-                          "'# Title' line")
+        raise ExportError(path, 1, "KB074 no article found: an article starts with a '# Title' line")
     articles: list[Article] = []
     trailer: list[str] = []
     for n, start in enumerate(starts):
@@ -203,7 +235,8 @@ def split_export(path: Path) -> tuple[list[Article], list[str]]:
             plain_tail, trailer = _check_trailer(path, lines, title, plain_tail)
         elif len(plain_tail) != 1:
             raise ExportError(
-                path, end - 2,
+                path,
+                end - 2,
                 f"KB074 article '{title}' has no listing line: expected one plain line "
                 "after its HTML rendering",
             )
@@ -222,20 +255,23 @@ def _find_rendering(path: Path, lines: list[str], start: int, end: int, last: bo
     renderings = [i for i in range(start, end) if _is_html_start(lines, i)]
     if len(renderings) > 1:
         raise ExportError(
-            path, renderings[1] + 1,
+            path,
+            renderings[1] + 1,
             f"KB074 a second HTML rendering inside article '{title}': an article before this "
             "line lacks its listing line (one plain line, two blank lines, then '# Title')",
         )
     if not renderings and last:
         raise ExportError(
-            path, _last_line(lines),
+            path,
+            _last_line(lines),
             f"KB070 the export ends inside the Markdown of article '{title}' (line "
             f"{start + 1}): its HTML rendering and the trailer ('{SITE_NAME}', "
             f"'{LISTING_HEADING}') are missing; {REEXPORT}",
         )
     if not renderings:
         raise ExportError(
-            path, start + 1,
+            path,
+            start + 1,
             f"KB074 article '{title}' has no end: expected its HTML rendering "
             "(a line '<p>' followed by a line starting with '<h1>') before the next article",
         )
@@ -243,7 +279,8 @@ def _find_rendering(path: Path, lines: list[str], start: int, end: int, last: bo
     h1 = re.sub(r"<[^>]+>", "", lines[html + 1].split("</h1>")[0])
     if h1.strip() != title:
         raise ExportError(
-            path, html + 2,
+            path,
+            html + 2,
             f"KB074 HTML rendering is titled '{h1.strip()}' but the article is '{title}'",
         )
     return html
@@ -261,21 +298,24 @@ def _plain_tail(path: Path, lines: list[str], title: str, html: int, end: int) -
         tag, line = left_open
         what = tag if tag.startswith("an ") else f"<{tag}> opened at line {line}"
         raise ExportError(
-            path, _last_line(lines[:end]),
+            path,
+            _last_line(lines[:end]),
             f"KB070 the HTML rendering of article '{title}' (line {html + 1}) is cut off: "
             f"{what} is never closed before this line; {REEXPORT}",
         )
     return [lines[i].strip() for i in filled[cut:]]
 
 
-def _check_trailer(path: Path, lines: list[str], title: str,
-                   plain_tail: list[str]) -> tuple[list[str], list[str]]:
+def _check_trailer(
+    path: Path, lines: list[str], title: str, plain_tail: list[str]
+) -> tuple[list[str], list[str]]:
     """Split the last article's plain lines into (listing line, trailer); refuse a cut."""
     expected = [SITE_NAME, LISTING_HEADING]
     if plain_tail[-2:] != expected or len(plain_tail) > 3:
         found = " / ".join(f"'{x}'" for x in plain_tail[-2:]) or "nothing"
         raise ExportError(
-            path, _last_line(lines),
+            path,
+            _last_line(lines),
             f"KB070 export has no trailer after the last article '{title}': expected the "
             f"site name and the listing heading ('{SITE_NAME}', '{LISTING_HEADING}') as its "
             f"last two lines, found {found}; the export is cut off or has extra lines at "
@@ -295,7 +335,8 @@ def _refuse_repeats(path: Path, articles: list[Article]) -> None:
     for art in articles:
         if art.title in first:
             raise ExportError(
-                path, art.line,
+                path,
+                art.line,
                 f"KB071 article '{art.title}' appears twice in the export: first at line "
                 f"{first[art.title]}, again here; keep one copy (or re-export the site)",
             )
@@ -439,8 +480,7 @@ def render_page(article: Article, entry: dict, guides: list[dict]) -> str:
         if entry.get("also_in"):
             fm["also_in"] = list(entry["also_in"])
         fm["tags"] = list(entry.get("tags") or [])
-        order = ["title", "listing_title", "guide", "also_in", "tags",
-                 "author", "source", "date", "summary"]
+        order = ["title", "listing_title", "guide", "also_in", "tags", "author", "source", "date", "summary"]
         fm = {k: fm[k] for k in order if k in fm}
     head = yaml.safe_dump(fm, allow_unicode=True, sort_keys=False, width=10_000)
     body = convert_body(article.markdown)
@@ -452,8 +492,20 @@ def render_page(article: Article, entry: dict, guides: list[dict]) -> str:
 
 def home_trailer(guides: list[dict]) -> list[str]:
     """The home page's way in: the four guides, then the site's table of contents."""
-    lines = ["", "---", "", "## 从这里开始", "", "```{kb-guides}", "```", "",
-             "```{toctree}", ":hidden:", ":maxdepth: 1", ""]
+    lines = [
+        "",
+        "---",
+        "",
+        "## 从这里开始",
+        "",
+        "```{kb-guides}",
+        "```",
+        "",
+        "```{toctree}",
+        ":hidden:",
+        ":maxdepth: 1",
+        "",
+    ]
     lines += [f"{g['title']} <{g['key']}/index>" for g in guides]
     lines += ["全部文章 <articles>", "```"]
     return lines
@@ -476,18 +528,22 @@ def _compose(path: Path) -> yaml.Node | None:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ExportError(path, 1, f"KB073 cannot read {path.name} ({exc}); restore it "
-                          "from git") from None
+        raise ExportError(path, 1, f"KB073 cannot read {path.name} ({exc}); restore it from git") from None
     try:
         return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         context = getattr(exc, "context_mark", None)
-        where = (f" ({exc.context} at line {context.line + 1})"
-                 if context and mark and context.line != mark.line else "")
-        raise ExportError(path, mark.line + 1 if mark else 1,
-                          f"KB073 {path.name} is not valid YAML: "
-                          f"{getattr(exc, 'problem', None) or exc}{where}") from None
+        where = (
+            f" ({exc.context} at line {context.line + 1})"
+            if context and mark and context.line != mark.line
+            else ""
+        )
+        raise ExportError(
+            path,
+            mark.line + 1 if mark else 1,
+            f"KB073 {path.name} is not valid YAML: {getattr(exc, 'problem', None) or exc}{where}",
+        ) from None
 
 
 def _scalar(path: Path, node: yaml.Node, what: str) -> str:
@@ -506,16 +562,20 @@ def _string_list(path: Path, node: yaml.Node, what: str) -> list[str]:
 def _pairs(path: Path, node: yaml.Node | None, what: str) -> list[tuple[str, int, yaml.Node]]:
     """(key, key's line, value node) of a mapping; refuses a repeated key (YAML keeps the last)."""
     if not isinstance(node, yaml.MappingNode):
-        raise ExportError(path, _line(node) if node else 1,
-                          f"KB073 {what} must be a mapping ('key: value' lines)")
+        raise ExportError(
+            path, _line(node) if node else 1, f"KB073 {what} must be a mapping ('key: value' lines)"
+        )
     seen: dict[str, int] = {}
     pairs = []
     for key_node, value in node.value:
         key = _scalar(path, key_node, f"each key of {what}")
         if key in seen:
-            raise ExportError(path, _line(key_node),
-                              f"KB073 '{key}' appears twice in {what} (first at line "
-                              f"{seen[key]}); keep one (the second would silently win)")
+            raise ExportError(
+                path,
+                _line(key_node),
+                f"KB073 '{key}' appears twice in {what} (first at line "
+                f"{seen[key]}); keep one (the second would silently win)",
+            )
         seen[key] = _line(key_node)
         pairs.append((key, _line(key_node), value))
     return pairs
@@ -525,8 +585,9 @@ def load_guides(path: Path = DEFAULT_GUIDES) -> list[dict]:
     """data/guides.yaml: a list of guides, each with a key and a title."""
     root = _compose(path)
     if not isinstance(root, yaml.SequenceNode) or not root.value:
-        raise ExportError(path, _line(root) if root else 1,
-                          f"KB073 {path.name} must be a list of guides ('- key: …' items)")
+        raise ExportError(
+            path, _line(root) if root else 1, f"KB073 {path.name} must be a list of guides ('- key: …' items)"
+        )
     guides = []
     for item in root.value:
         fields = {key: value for key, _, value in _pairs(path, item, "a guide")}
@@ -536,8 +597,9 @@ def load_guides(path: Path = DEFAULT_GUIDES) -> list[dict]:
                 raise ExportError(path, _line(item), f"KB073 guide has no '{name}'; add it")
             guide[name] = _scalar(path, fields[name], f"the guide's {name}")
         if not re.fullmatch(_KEBAB, guide["key"]):
-            raise ExportError(path, _line(fields["key"]),
-                              f"KB073 guide key '{guide['key']}' is not ASCII kebab-case")
+            raise ExportError(
+                path, _line(fields["key"]), f"KB073 guide key '{guide['key']}' is not ASCII kebab-case"
+            )
         guides.append(guide)
     return guides
 
@@ -553,7 +615,8 @@ def load_map(path: Path, guides_path: Path = DEFAULT_GUIDES) -> dict:
         if slug in slugs:
             other, other_line = slugs[slug]
             raise ExportError(
-                path, slug_line,
+                path,
+                slug_line,
                 f"KB072 '{title}' maps to slug '{slug}', as does '{other}' (line {other_line}): "
                 "one page would overwrite the other; give each article its own slug",
             )
@@ -562,45 +625,54 @@ def load_map(path: Path, guides_path: Path = DEFAULT_GUIDES) -> dict:
     return data
 
 
-def _map_entry(path: Path, title: str, line: int, node: yaml.Node,
-               keys: list[str]) -> tuple[dict, int]:
+def _map_entry(path: Path, title: str, line: int, node: yaml.Node, keys: list[str]) -> tuple[dict, int]:
     """One article's entry (slug, guide, also_in, tags, or home: true) and its slug's line."""
     fields = {}
     for name, name_line, value in _pairs(path, node, f"the entry of '{title}'"):
         if name not in _ENTRY_FIELDS:
-            raise ExportError(path, name_line, f"KB073 '{title}': unknown field '{name}'; "
-                              f"allowed: {', '.join(_ENTRY_FIELDS)}")
+            raise ExportError(
+                path,
+                name_line,
+                f"KB073 '{title}': unknown field '{name}'; allowed: {', '.join(_ENTRY_FIELDS)}",
+            )
         fields[name] = value
     home = "home" in fields
     if home and yaml.safe_load(yaml.serialize(fields["home"])) is not True:
         raise ExportError(path, _line(fields["home"]), f"KB073 '{title}': home must be true")
     for name in ("slug",) if home else ("slug", "guide"):
         if name not in fields:
-            raise ExportError(path, line, f"KB073 '{title}' has no '{name}'; add '{name}:' "
-                              "to its entry")
+            raise ExportError(path, line, f"KB073 '{title}' has no '{name}'; add '{name}:' to its entry")
     entry: dict = {"home": True} if home else {}
     entry["slug"] = _scalar(path, fields["slug"], f"'{title}': slug")
     slug_line = _line(fields["slug"])
     if not _SLUG.match(entry["slug"]):
-        raise ExportError(path, slug_line,
-                          f"KB073 '{title}': slug '{entry['slug']}' must be <guide>/<name> in "
-                          "ASCII kebab-case (e.g. training/zero-offload)")
+        raise ExportError(
+            path,
+            slug_line,
+            f"KB073 '{title}': slug '{entry['slug']}' must be <guide>/<name> in "
+            "ASCII kebab-case (e.g. training/zero-offload)",
+        )
     if home:
         return entry, slug_line
     guide = entry["guide"] = _scalar(path, fields["guide"], f"'{title}': guide")
     if guide not in keys:
-        raise ExportError(path, _line(fields["guide"]),
-                          f"KB073 '{title}': guide must be one of {', '.join(keys)}")
+        raise ExportError(
+            path, _line(fields["guide"]), f"KB073 '{title}': guide must be one of {', '.join(keys)}"
+        )
     if entry["slug"].split("/")[0] != guide:
-        raise ExportError(path, slug_line, f"KB073 '{title}': slug '{entry['slug']}' must "
-                          f"start with its guide, '{guide}/'")
+        raise ExportError(
+            path, slug_line, f"KB073 '{title}': slug '{entry['slug']}' must start with its guide, '{guide}/'"
+        )
     for name in ("also_in", "tags"):
         if name in fields:
             entry[name] = _string_list(path, fields[name], f"'{title}': {name}")
     bad = [g for g in entry.get("also_in", []) if g not in keys]
     if bad:
-        raise ExportError(path, _line(fields["also_in"]), f"KB073 '{title}': also_in guide "
-                          f"'{bad[0]}' must be one of {', '.join(keys)}")
+        raise ExportError(
+            path,
+            _line(fields["also_in"]),
+            f"KB073 '{title}': also_in guide '{bad[0]}' must be one of {', '.join(keys)}",
+        )
     return entry, slug_line
 
 
@@ -613,9 +685,9 @@ def render_all(export: Path, map_path: Path, guides_path: Path) -> dict[str, str
         entry = mapping.get(art.title)
         if entry is None:
             raise ExportError(
-                export, art.line,
-                f"KB074 article '{art.title}' is not in {map_path.name}: add its slug, "
-                "guide and tags",
+                export,
+                art.line,
+                f"KB074 article '{art.title}' is not in {map_path.name}: add its slug, guide and tags",
             )
         pages[entry["slug"] + ".md"] = render_page(art, entry, guides)
     _refuse_missing(export, map_path, mapping, articles)
@@ -626,13 +698,17 @@ def _refuse_missing(export: Path, map_path: Path, mapping: dict, articles: list[
     """An export cut between two articles parses cleanly: what data/articles.yaml
     lists and the export lacks tells that it is incomplete."""
     present = {art.title for art in articles}
-    missing = [(title, line) for title, line, _ in _pairs(map_path, _compose(map_path), map_path.name)
-               if title not in present]
+    missing = [
+        (title, line)
+        for title, line, _ in _pairs(map_path, _compose(map_path), map_path.name)
+        if title not in present
+    ]
     if missing:
         title, line = missing[0]
         last = export.read_text(encoding="utf-8").count("\n") + 1
         raise ExportError(
-            export, last,
+            export,
+            last,
             f"KB070 the export lacks article '{title}', which {map_path.name} lists at line {line}"
             + (f" ({len(missing) - 1} more missing)" if len(missing) > 1 else "")
             + ": the export is incomplete; re-export the site, or remove the entry if the "
@@ -702,12 +778,20 @@ def read_manifest(manifest_path: Path) -> dict[str, str]:
     try:
         manifest = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ExportError(manifest_path, exc.lineno, f"KB074 manifest is not valid JSON "
-                          f"({exc.msg}); restore it with git, or delete it and re-run "
-                          "with --force") from None
+        raise ExportError(
+            manifest_path,
+            exc.lineno,
+            f"KB074 manifest is not valid JSON "
+            f"({exc.msg}); restore it with git, or delete it and re-run "
+            "with --force",
+        ) from None
     if not isinstance(manifest, dict) or not all(isinstance(v, str) for v in manifest.values()):
-        raise ExportError(manifest_path, 1, "KB074 manifest must map page paths to hashes; "
-                          "restore it with git, or delete it and re-run with --force")
+        raise ExportError(
+            manifest_path,
+            1,
+            "KB074 manifest must map page paths to hashes; "
+            "restore it with git, or delete it and re-run with --force",
+        )
     return manifest
 
 
@@ -736,8 +820,7 @@ def write_pages(pages: dict[str, str], out: Path, manifest_path: Path, force: bo
     if changed:
         _replace_pages({rel: pages[rel] for rel in changed}, out)
     if new_manifest != manifest:
-        write_atomically(manifest_path,
-                         json.dumps(new_manifest, indent=2, ensure_ascii=False) + "\n")
+        write_atomically(manifest_path, json.dumps(new_manifest, indent=2, ensure_ascii=False) + "\n")
     return changed
 
 
@@ -776,16 +859,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--map", type=Path, default=DEFAULT_MAP)
     parser.add_argument("--guides", type=Path, default=DEFAULT_GUIDES)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--manifest", type=Path, default=None,
-                        help="hash record of imported pages (default: OUT/../sources/"
-                        f"{MANIFEST_NAME} for the default OUT, else OUT/.{MANIFEST_NAME})")
-    parser.add_argument("--force", action="store_true",
-                        help="overwrite pages edited since the last import")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=None,
+        help="hash record of imported pages (default: OUT/../sources/"
+        f"{MANIFEST_NAME} for the default OUT, else OUT/.{MANIFEST_NAME})",
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite pages edited since the last import")
     args = parser.parse_args(argv)
     manifest = args.manifest
     if manifest is None:
-        manifest = (ROOT / "sources" / MANIFEST_NAME if args.out.resolve() == DEFAULT_OUT
-                    else args.out / f".{MANIFEST_NAME}")
+        manifest = (
+            ROOT / "sources" / MANIFEST_NAME
+            if args.out.resolve() == DEFAULT_OUT
+            else args.out / f".{MANIFEST_NAME}"
+        )
     try:
         remove_leftovers(args.out, manifest)
         pages = render_all(args.export, args.map, args.guides)

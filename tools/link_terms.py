@@ -18,14 +18,12 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
+from kb.core.markdown import colon_directives
+from kb.pages.frontmatter import is_article
+from kb.pages.glossary import load_glossary, names
 from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parent.parent
-
-from kb.pages.frontmatter import is_article
-from kb.pages.glossary import load_glossary, names
-from kb.core.markdown import colon_directives
 
 _md = MarkdownIt("commonmark").enable("table")
 # spans that must not be touched: roles, inline code, links, bold markers stay
@@ -40,8 +38,8 @@ def prose_lines(text: str) -> list[int]:
     if lines and lines[0] == "---":  # front matter
         end = lines.index("---", 1)
         skip.update(range(end + 1))
-    for i, names in enumerate(colon_directives(lines)):
-        if {"editor-note", "seealso", "admonition"} & set(names):
+    for i, directives in enumerate(colon_directives(lines)):
+        if {"editor-note", "seealso", "admonition"} & set(directives):
             skip.add(i)
     out = []
     tokens = _md.parse(text)
@@ -62,8 +60,7 @@ def _find(line: str, name: str) -> int:
     """Index of ``name`` in the unprotected parts of ``line``, or -1."""
     masked = _PROTECTED.sub(lambda m: "\0" * len(m.group(0)), line)
     latin = re.fullmatch(r"[\x00-\x7f]+", name) is not None
-    pattern = (rf"(?<![A-Za-z0-9_.-]){re.escape(name)}(?![A-Za-z0-9_])" if latin
-               else re.escape(name))
+    pattern = rf"(?<![A-Za-z0-9_.-]){re.escape(name)}(?![A-Za-z0-9_])" if latin else re.escape(name)
     match = re.search(pattern, masked)
     return match.start() if match else -1
 
@@ -84,7 +81,7 @@ def link_page(text: str, glossary: list[dict]) -> str:
                     break
         if best:
             n, col, name = best
-            lines[n] = lines[n][:col] + f"{{term}}`{name}`" + lines[n][col + len(name):]
+            lines[n] = lines[n][:col] + f"{{term}}`{name}`" + lines[n][col + len(name) :]
     return "\n".join(lines)
 
 

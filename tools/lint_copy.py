@@ -18,8 +18,10 @@ import autocorrect_py
 
 def lint(path: Path) -> list[str]:
     result = autocorrect_py.lint_for(path.read_text(encoding="utf-8"), "markdown")
-    return [f"{path}:{line.line}: KB030 copywriting: {line.old.strip()!r} → {line.new.strip()!r}"
-            for line in result.lines]
+    return [
+        f"{path}:{line.line}: KB030 copywriting: {line.old.strip()!r} → {line.new.strip()!r}"
+        for line in result.lines
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,8 +21,13 @@ from pathlib import Path
 
 CHROMIUM = os.environ.get("KB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 
 
@@ -64,8 +69,19 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 # Sent as they are by a server that compresses text: compressed already.
-PACKED = (".woff", ".woff2", ".png", ".jpg", ".jpeg", ".webp", ".gif",
-          ".pf_index", ".pf_fragment", ".pf_meta", ".pagefind")
+PACKED = (
+    ".woff",
+    ".woff2",
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".webp",
+    ".gif",
+    ".pf_index",
+    ".pf_fragment",
+    ".pf_meta",
+    ".pagefind",
+)
 
 
 def served_file(site: Path, url_path: str) -> Path:
@@ -80,19 +96,21 @@ def gzip_size(file: Path) -> int:
     return _gzip_size(file, file.stat().st_mtime_ns)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _gzip_size(file: Path, mtime_ns: int) -> int:
     body = file.read_bytes()
     return len(body) if file.name.endswith(PACKED) else len(gzip.compress(body, 6))
 
 
 @contextmanager
-def serve(directory: Path, served: list | None = None,
-          handler_class: type[QuietHandler] = QuietHandler) -> Iterator[str]:
+def serve(
+    directory: Path, served: list | None = None, handler_class: type[QuietHandler] = QuietHandler
+) -> Iterator[str]:
     """Serve `directory` on a free port; yields the base URL. With `served`,
     every file sent is appended to it (QuietHandler.served)."""
-    handler = functools.partial(type("Handler", (handler_class,), {"served": served}),
-                                directory=str(directory))
+    handler = functools.partial(
+        type("Handler", (handler_class,), {"served": served}), directory=str(directory)
+    )
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:

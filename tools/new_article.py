@@ -32,10 +32,9 @@ import sys
 from pathlib import Path
 
 import yaml
+from kb.pages.frontmatter import GUIDES, validate
 
 ROOT = Path(__file__).resolve().parent.parent
-
-from kb.pages.frontmatter import GUIDES, validate
 
 # Matched with fullmatch: "$" would also match before a trailing newline.
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -46,8 +45,13 @@ GENERATED_PAGES = ("search", "genindex", "404", "tags")
 
 # What `make new` passes, by option: the Makefile exports each make variable
 # unexpanded under these names (see the `new` target).
-MAKE_ENV = {"guide": "KB_NEW_GUIDE", "slug": "KB_NEW_SLUG", "title": "KB_NEW_TITLE",
-            "tags": "KB_NEW_TAGS", "summary": "KB_NEW_SUMMARY"}
+MAKE_ENV = {
+    "guide": "KB_NEW_GUIDE",
+    "slug": "KB_NEW_SLUG",
+    "title": "KB_NEW_TITLE",
+    "tags": "KB_NEW_TAGS",
+    "summary": "KB_NEW_SUMMARY",
+}
 
 # ASCII characters that start Markdown/MyST markup inside a line: emphasis,
 # code, links and images, roles and substitutions ({…}), raw HTML and entities,
@@ -79,7 +83,7 @@ def markdown_text(text: str) -> str:
     text = _MARKUP.sub(r"\\\1", text)
     ordered = _ORDERED_LIST.match(text)
     if ordered:
-        return f"{ordered[1]}\\{ordered[2]}{text[ordered.end():]}"
+        return f"{ordered[1]}\\{ordered[2]}{text[ordered.end() :]}"
     if _LEADING_PUNCTUATION.match(text) and not text.startswith("\\"):
         return "\\" + text
     return text
@@ -102,12 +106,13 @@ def check_line(name: str, value: str) -> str:
     """A title or summary: one non-empty line, without control characters."""
     bad = forbidden(value)
     if bad is not None:
-        raise ScaffoldError(f"KB075 the {name} {value!r} holds {bad}; "
-                            f"a {name} is one line of UTF-8 text without control characters")
+        raise ScaffoldError(
+            f"KB075 the {name} {value!r} holds {bad}; "
+            f"a {name} is one line of UTF-8 text without control characters"
+        )
     value = value.strip()
     if not value:
-        raise ScaffoldError(f"KB075 empty {name}; give the article a {name} "
-                            f"(make new … {name.upper()}=\"…\")")
+        raise ScaffoldError(f'KB075 empty {name}; give the article a {name} (make new … {name.upper()}="…")')
     return value
 
 
@@ -117,8 +122,10 @@ def check_tags(tags: list[str]) -> None:
     for tag in tags:
         bad = forbidden(tag)
         if bad is not None:
-            raise ScaffoldError(f"KB004 unknown tag {tag!r}: it holds {bad}; "
-                                "tags are comma-separated names from data/tags.yaml")
+            raise ScaffoldError(
+                f"KB004 unknown tag {tag!r}: it holds {bad}; "
+                "tags are comma-separated names from data/tags.yaml"
+            )
 
 
 def split_tags(value: str) -> list[str]:
@@ -141,34 +148,42 @@ def page_names(docs: Path) -> dict[str, str]:
 def check_slug(docs: Path, slug: str) -> None:
     if not SLUG.fullmatch(slug):
         bad = forbidden(slug)
-        raise ScaffoldError(f"KB076 slug {slug!r} is not ASCII kebab-case (e.g. zero-offload)"
-                            + (f": it holds {bad}" if bad else ""))
+        raise ScaffoldError(
+            f"KB076 slug {slug!r} is not ASCII kebab-case (e.g. zero-offload)"
+            + (f": it holds {bad}" if bad else "")
+        )
     taken = sorted(docs.glob(f"*/{slug}.md"))
     if taken:
-        raise ScaffoldError(f"KB076 slug {slug!r} already exists: "
-                            f"{Path('docs') / taken[0].relative_to(docs)}; "
-                            "pick another (slugs are never reused)")
+        raise ScaffoldError(
+            f"KB076 slug {slug!r} already exists: "
+            f"{Path('docs') / taken[0].relative_to(docs)}; "
+            "pick another (slugs are never reused)"
+        )
     reserved = page_names(docs)
     if slug in reserved:
-        raise ScaffoldError(f"KB076 slug {slug!r} is the name of {reserved[slug]}; "
-                            "pick another")
+        raise ScaffoldError(f"KB076 slug {slug!r} is the name of {reserved[slug]}; pick another")
 
 
 def scaffold(root: Path, guide: str, slug: str, title: str, tags: list[str], summary: str) -> Path:
     docs = root / "docs"
     if guide not in GUIDES:
         bad = forbidden(guide)
-        raise ScaffoldError(f"KB077 unknown guide {guide!r}"
-                            + (f": it holds {bad}" if bad else "")
-                            + f"; use one of: {', '.join(GUIDES)}")
+        raise ScaffoldError(
+            f"KB077 unknown guide {guide!r}"
+            + (f": it holds {bad}" if bad else "")
+            + f"; use one of: {', '.join(GUIDES)}"
+        )
     check_slug(docs, slug)
     check_tags(tags)
     title = check_line("title", title)
     summary = check_line("summary", summary)
     meta = {"title": title, "guide": guide, "tags": tags, "summary": summary}
-    text = ("---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=10_000)
-            + f"---\n\n# {markdown_text(title)}\n\n> {markdown_text(summary)}\n\n"
-            "正文从这里开始。\n")
+    text = (
+        "---\n"
+        + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=10_000)
+        + f"---\n\n# {markdown_text(title)}\n\n> {markdown_text(summary)}\n\n"
+        "正文从这里开始。\n"
+    )
     _, errors = validate(text, f"{guide}/{slug}", root / "data")
     if errors:
         raise ScaffoldError("; ".join(msg for _, msg in errors))
@@ -204,8 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tags", required=True, help="comma-separated, from data/tags.yaml")
     parser.add_argument("--summary", default=DEFAULT_SUMMARY)
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
-    parser.add_argument("--from-make", action="store_true",
-                        help="take the arguments from make's KB_NEW_* environment variables")
+    parser.add_argument(
+        "--from-make",
+        action="store_true",
+        help="take the arguments from make's KB_NEW_* environment variables",
+    )
     if argv is None:
         argv = sys.argv[1:]
     if "--from-make" in argv:
@@ -217,8 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     except ScaffoldError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"created {page.relative_to(args.root)}; added to docs/{args.guide}/index.md "
-          "(move the line to set its place in the reading order)")
+    print(
+        f"created {page.relative_to(args.root)}; added to docs/{args.guide}/index.md "
+        "(move the line to set its place in the reading order)"
+    )
     return 0
 
 

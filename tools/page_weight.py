@@ -16,12 +16,20 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 from local_site import gzip_size, launch, serve, served_file
 
-KINDS = {".html": "html", ".css": "css", ".js": "js", ".mjs": "js",
-         ".woff": "fonts", ".woff2": "fonts", ".ttf": "fonts", ".otf": "fonts"}
+ROOT = Path(__file__).resolve().parent.parent
+
+KINDS = {
+    ".html": "html",
+    ".css": "css",
+    ".js": "js",
+    ".mjs": "js",
+    ".woff": "fonts",
+    ".woff2": "fonts",
+    ".ttf": "fonts",
+    ".otf": "fonts",
+}
 
 
 def page_type(rel: str, html: str) -> str:
@@ -59,8 +67,14 @@ def weigh(site: Path) -> list[dict]:
                 sizes[KINDS.get(file.suffix, "other")] += size
                 sizes["gzip"] += gzip_size(file)
             total = sum(v for k, v in sizes.items() if k != "gzip")
-            rows.append({"page": rel, "type": page_type(rel, path.read_text(encoding="utf-8")),
-                         **sizes, "total": total})
+            rows.append(
+                {
+                    "page": rel,
+                    "type": page_type(rel, path.read_text(encoding="utf-8")),
+                    **sizes,
+                    "total": total,
+                }
+            )
         browser.close()
     return rows
 
@@ -78,14 +92,18 @@ def main(argv: list[str] | None = None) -> int:
         by_type[row["type"]].append(row)
     for kind, items in sorted(by_type.items()):
         top = max(items, key=lambda r: r["total"])
-        print(f"| {kind} | {len(items)} | {top['page']} | {kb(top.get('html', 0))} | "
-              f"{kb(top.get('css', 0))} | {kb(top.get('js', 0))} | {kb(top.get('fonts', 0))} | "
-              f"{kb(top.get('other', 0))} | {kb(top['total'])} | {kb(top.get('gzip', 0))} |")
+        print(
+            f"| {kind} | {len(items)} | {top['page']} | {kb(top.get('html', 0))} | "
+            f"{kb(top.get('css', 0))} | {kb(top.get('js', 0))} | {kb(top.get('fonts', 0))} | "
+            f"{kb(top.get('other', 0))} | {kb(top['total'])} | {kb(top.get('gzip', 0))} |"
+        )
     heaviest = max(rows, key=lambda r: r["total"])
-    print(f"\nheaviest page: {heaviest['page']} ({kb(heaviest['total'])}); "
-          "bytes are what the local server sent (headers and bodies, uncompressed, "
-          "workers' requests included), cold cache; "
-          "gzip: the bodies as a compressing server sends them (text at level 6)")
+    print(
+        f"\nheaviest page: {heaviest['page']} ({kb(heaviest['total'])}); "
+        "bytes are what the local server sent (headers and bodies, uncompressed, "
+        "workers' requests included), cold cache; "
+        "gzip: the bodies as a compressing server sends them (text at level 6)"
+    )
     return 0
 
 

@@ -17,9 +17,9 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 from kb.editorial import claims as kb_claims
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,12 +30,16 @@ def main(argv: list[str] | None = None) -> int:
     stale = kb_claims.stale_claims(args.data, args.today)
     for doc, entry in stale:
         where = Path(entry["file"]).resolve().relative_to(args.data.resolve().parent).as_posix()
-        print(f"{where}:{entry['line']}: docs/{doc}.md: {entry['claim']} "
-              f"(data as of {entry['as_of']}, more than {kb_claims.MONTHS_OLD} months before "
-              f"{args.today})")
+        print(
+            f"{where}:{entry['line']}: docs/{doc}.md: {entry['claim']} "
+            f"(data as of {entry['as_of']}, more than {kb_claims.MONTHS_OLD} months before "
+            f"{args.today})"
+        )
     undated = kb_claims.undated_claims(args.data)
-    print(f"{len(stale)} stale price/spec claim(s); {len(undated)} undated (the pages say so; "
-          "date them when a source is found)")
+    print(
+        f"{len(stale)} stale price/spec claim(s); {len(undated)} undated (the pages say so; "
+        "date them when a source is found)"
+    )
     return 1 if stale else 0
 
 

@@ -18,13 +18,21 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 from kb.pages.frontmatter import is_article
 
+ROOT = Path(__file__).resolve().parent.parent
+
 # What a build reads besides docs/.
-BUILD_INPUTS = ["conf.py", "_static", "_templates", "data", "tools", "pagefind.yml",
-                "node_modules", "package.json"]
+BUILD_INPUTS = [
+    "conf.py",
+    "_static",
+    "_templates",
+    "data",
+    "tools",
+    "pagefind.yml",
+    "node_modules",
+    "package.json",
+]
 
 _LABEL = re.compile(r"^\((?P<label>[A-Za-z0-9_.:-]+)\)=\s*$", re.M)
 _OPTION_LABEL = re.compile(r"^:label:\s*(?P<label>\S+)\s*$", re.M)
@@ -53,8 +61,7 @@ def add_to_toctree(index: Path, entries: list[str]) -> None:
     text = index.read_text(encoding="utf-8")
     start = text.index("```{toctree}")
     end = text.index("```", start + 3)
-    index.write_text(text[:end] + "".join(f"{e}\n" for e in entries) + text[end:],
-                     encoding="utf-8")
+    index.write_text(text[:end] + "".join(f"{e}\n" for e in entries) + text[end:], encoding="utf-8")
 
 
 def make_kb(n: int, out: Path, source: Path = ROOT) -> Path:

@@ -15,5 +15,6 @@ def _log(app, what, docname):
 
 def setup(app):
     app.connect("source-read", lambda app, docname, source: _log(app, "read", docname))
-    app.connect("html-page-context",
-                lambda app, pagename, *args: _log(app, "written", pagename) if args[-1] else None)
+    app.connect(
+        "html-page-context", lambda app, pagename, *args: _log(app, "written", pagename) if args[-1] else None
+    )

@@ -11,6 +11,7 @@ def setup(app):
     def warn_about(docname):
         def handler(app, exception):
             logger.warning("checked after writing", location=(docname, 1))
+
         return handler
 
     app.connect("build-finished", warn_about("early"), priority=100)

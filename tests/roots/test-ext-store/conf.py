@@ -1,6 +1,5 @@
 # Each page's title in the kb domain's "pages" store (tests/test_ext_store.py).
 from docutils import nodes
-
 from kb.core.store import documents
 
 project = "store"

@@ -49,13 +49,13 @@ logger = logging.getLogger(__name__)
 
 # Codes are stable: CONTRIBUTING.md lists them.
 CODES = {
-    "syntax": "KB040",      # not UTF-8, not valid YAML/JSON, missing
-    "duplicate": "KB041",   # a key given twice in one mapping
-    "unsafe": "KB042",      # anchors, aliases, tags, nesting, size
-    "schema": "KB043",      # wrong shape, missing field, wrong type
-    "unique": "KB044",      # an id or name used by two entries
-    "regex": "KB045",       # a pattern that does not compile
-    "meta": "KB046",        # front-matter.schema.json is no usable JSON schema
+    "syntax": "KB040",  # not UTF-8, not valid YAML/JSON, missing
+    "duplicate": "KB041",  # a key given twice in one mapping
+    "unsafe": "KB042",  # anchors, aliases, tags, nesting, size
+    "schema": "KB043",  # wrong shape, missing field, wrong type
+    "unique": "KB044",  # an id or name used by two entries
+    "regex": "KB045",  # a pattern that does not compile
+    "meta": "KB046",  # front-matter.schema.json is no usable JSON schema
 }
 
 MAX_DEPTH = 32
@@ -105,18 +105,26 @@ def _scan_events(text: str, first_line: int, max_depth: int) -> None:
     depth = 0
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            raise YamlProblem("unsafe", _event_line(event, first_line),
-                              "YAML anchors (&name) and aliases (*name) are not allowed; "
-                              "write each value out in full")
+            raise YamlProblem(
+                "unsafe",
+                _event_line(event, first_line),
+                "YAML anchors (&name) and aliases (*name) are not allowed; write each value out in full",
+            )
         if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)) and event.tag:
-            raise YamlProblem("unsafe", _event_line(event, first_line),
-                              f"YAML tag {event.tag!r} is not allowed; remove it and write "
-                              "a plain value (quote it to keep it as text)")
+            raise YamlProblem(
+                "unsafe",
+                _event_line(event, first_line),
+                f"YAML tag {event.tag!r} is not allowed; remove it and write "
+                "a plain value (quote it to keep it as text)",
+            )
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > max_depth:
-                raise YamlProblem("unsafe", _event_line(event, first_line),
-                                  f"YAML nested more than {max_depth} levels deep; flatten it")
+                raise YamlProblem(
+                    "unsafe",
+                    _event_line(event, first_line),
+                    f"YAML nested more than {max_depth} levels deep; flatten it",
+                )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
 
@@ -133,10 +141,12 @@ def _duplicate_keys(root: yaml.Node | None, first_line: int) -> None:
                     line = first_line + key.start_mark.line
                     if (key.tag, key.value) in seen:
                         raise YamlProblem(
-                            "duplicate", line,
+                            "duplicate",
+                            line,
                             f"key {key.value!r} is given twice (first on line "
                             f"{seen[key.tag, key.value]}); YAML keeps only the last, "
-                            "so remove or merge one of them")
+                            "so remove or merge one of them",
+                        )
                     seen[key.tag, key.value] = line
                 stack += [key, value]
         elif isinstance(node, yaml.SequenceNode):
@@ -159,8 +169,9 @@ def parse_front_matter(text: str) -> tuple[yaml.Node | None, Any]:
     return parse_yaml(text, 2, max_bytes=FRONT_MATTER_BYTES, max_depth=FRONT_MATTER_DEPTH)
 
 
-def parse_yaml(text: str, first_line: int = 1, *, max_bytes: int = MAX_DATA_BYTES,
-               max_depth: int = MAX_DEPTH) -> tuple[yaml.Node | None, Any]:
+def parse_yaml(
+    text: str, first_line: int = 1, *, max_bytes: int = MAX_DATA_BYTES, max_depth: int = MAX_DEPTH
+) -> tuple[yaml.Node | None, Any]:
     """Return (node tree, data) of a YAML text whose first line is ``first_line``.
 
     Raises :class:`YamlProblem` for anything unsafe or invalid; never
@@ -168,8 +179,9 @@ def parse_yaml(text: str, first_line: int = 1, *, max_bytes: int = MAX_DATA_BYTE
     """
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
-        raise YamlProblem("unsafe", first_line,
-                          f"YAML block is {size} bytes, more than the limit of {max_bytes}")
+        raise YamlProblem(
+            "unsafe", first_line, f"YAML block is {size} bytes, more than the limit of {max_bytes}"
+        )
     try:
         _scan_events(text, first_line, max_depth)
         root = yaml.compose(text, Loader=_Loader)
@@ -193,8 +205,11 @@ def line_of(root: yaml.Node | None, path, first_line: int = 1) -> int:
             if not match:
                 break
             key_node, node = match[0]
-            if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and \
-                    node.start_mark.line != key_node.start_mark.line and key == path[-1]:
+            if (
+                isinstance(node, (yaml.MappingNode, yaml.SequenceNode))
+                and node.start_mark.line != key_node.start_mark.line
+                and key == path[-1]
+            ):
                 node = key_node
         elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
             node = node.value[key]
@@ -255,8 +270,9 @@ def _read_text(path: Path) -> tuple[str | None, Problem | None]:
         return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        return None, Problem(path, line, CODES["syntax"],
-                             f"not UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8")
+        return None, Problem(
+            path, line, CODES["syntax"], f"not UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
+        )
 
 
 def _schema(name: str) -> dict:
@@ -275,9 +291,15 @@ def schema_problems(path: Path, data: Any, root, schema: dict, first_line: int =
     for err in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
         hint = err.schema.get("description") if isinstance(err.schema, dict) else None
         where = list(err.absolute_path)
-        out.append(Problem(path, line_of(root, where, first_line), CODES["schema"],
-                           f"{_where(where)}{err.message}" + (f" ({hint})" if hint else ""),
-                           where[0] if where and isinstance(where[0], int) else None))
+        out.append(
+            Problem(
+                path,
+                line_of(root, where, first_line),
+                CODES["schema"],
+                f"{_where(where)}{err.message}" + (f" ({hint})" if hint else ""),
+                where[0] if where and isinstance(where[0], int) else None,
+            )
+        )
     return out
 
 
@@ -325,8 +347,7 @@ def load_yaml(path: Path, schema_name: str | None = None) -> Any:
 def _keep(loaded: Loaded, valid: list[bool], extra: list[Problem]) -> Loaded:
     """Only the entries of a list file that have no problem, with their lines."""
     items = loaded.data if isinstance(loaded.data, list) else []
-    kept = [(item, loaded.root.value[i].start_mark.line + 1)
-            for i, item in enumerate(items) if valid[i]]
+    kept = [(item, loaded.root.value[i].start_mark.line + 1) for i, item in enumerate(items) if valid[i]]
     return Loaded([k for k, _ in kept], loaded.problems + extra, loaded.root, [ln for _, ln in kept])
 
 
@@ -342,10 +363,17 @@ def tags(data_dir: Path) -> Loaded:
     if loaded.problems or not isinstance(loaded.data, dict):
         return Loaded({}, loaded.problems, loaded.root)
     # YAML reads yes, 1 or null as a boolean, a number, nothing: a tag is a name
-    odd = [Problem(path, key.start_mark.line + 1, "KB043",
-                   f"tag {key.value!r} is read as a {key.tag.rsplit(':', 1)[-1]}, not a name: "
-                   "use an ASCII kebab-case name (quote it if it must look like this)")
-           for key, _ in getattr(loaded.root, "value", []) if key.tag != "tag:yaml.org,2002:str"]
+    odd = [
+        Problem(
+            path,
+            key.start_mark.line + 1,
+            "KB043",
+            f"tag {key.value!r} is read as a {key.tag.rsplit(':', 1)[-1]}, not a name: "
+            "use an ASCII kebab-case name (quote it if it must look like this)",
+        )
+        for key, _ in getattr(loaded.root, "value", [])
+        if key.tag != "tag:yaml.org,2002:str"
+    ]
     if odd:
         return Loaded({}, odd, loaded.root)
     return loaded
@@ -362,9 +390,15 @@ def _guides(path: Path, stamp) -> Loaded:
             continue
         line = loaded.root.value[i].start_mark.line + 1
         if guide["key"] in seen:
-            extra.append(Problem(path, line, CODES["unique"],
-                                 f"guide key {guide['key']!r} is already used on line "
-                                 f"{seen[guide['key']]}; each guide needs its own key"))
+            extra.append(
+                Problem(
+                    path,
+                    line,
+                    CODES["unique"],
+                    f"guide key {guide['key']!r} is already used on line "
+                    f"{seen[guide['key']]}; each guide needs its own key",
+                )
+            )
             bad.add(i)
         seen.setdefault(guide["key"], line)
     return _keep(loaded, [i not in bad for i in range(len(loaded.data))], extra)
@@ -396,17 +430,29 @@ def _glossary(path: Path, stamp) -> Loaded:
             continue
         line = loaded.root.value[i].start_mark.line + 1
         if entry["id"] in ids:
-            extra.append(Problem(path, line, CODES["unique"],
-                                 f"id {entry['id']!r} is already used by the entry on line "
-                                 f"{ids[entry['id']]}; give each entry its own id"))
+            extra.append(
+                Problem(
+                    path,
+                    line,
+                    CODES["unique"],
+                    f"id {entry['id']!r} is already used by the entry on line "
+                    f"{ids[entry['id']]}; give each entry its own id",
+                )
+            )
             bad.add(i)
             continue
         for name in glossary_names(entry):
             other = names.get(name.lower())
             if other and other[0] != entry["id"]:
-                extra.append(Problem(path, line, CODES["unique"],
-                                     f"name {name!r} is already a name of {other[0]!r} (line "
-                                     f"{other[1]}); a name may link to one entry only"))
+                extra.append(
+                    Problem(
+                        path,
+                        line,
+                        CODES["unique"],
+                        f"name {name!r} is already a name of {other[0]!r} (line "
+                        f"{other[1]}); a name may link to one entry only",
+                    )
+                )
                 bad.add(i)
                 break
         if i not in bad:
@@ -434,10 +480,16 @@ def _linkcheck_ignore(path: Path, stamp) -> Loaded:
         try:
             re.compile(entry["pattern"])
         except re.error as exc:
-            extra.append(Problem(path, line_of(loaded.root, [i, "pattern"]), CODES["regex"],
-                                 f"pattern {entry['pattern']!r} is not a regular expression: "
-                                 f"{exc.msg} (at position {exc.pos}); escape special characters "
-                                 "such as . ? ( [ with a backslash"))
+            extra.append(
+                Problem(
+                    path,
+                    line_of(loaded.root, [i, "pattern"]),
+                    CODES["regex"],
+                    f"pattern {entry['pattern']!r} is not a regular expression: "
+                    f"{exc.msg} (at position {exc.pos}); escape special characters "
+                    "such as . ? ( [ with a backslash",
+                )
+            )
             bad.add(i)
     return _keep(loaded, [i not in bad for i in range(len(loaded.data))], extra)
 
@@ -460,8 +512,10 @@ def _front_matter_schema(path: Path, stamp) -> Loaded:
     try:
         schema = json.loads(text)
     except json.JSONDecodeError as exc:
-        return Loaded(None, [Problem(path, exc.lineno, CODES["syntax"],
-                                     f"not valid JSON: {exc.msg} (column {exc.colno})")])
+        return Loaded(
+            None,
+            [Problem(path, exc.lineno, CODES["syntax"], f"not valid JSON: {exc.msg} (column {exc.colno})")],
+        )
     try:  # JSON is YAML: its node tree gives lines, and finds keys given twice
         root = parse_yaml(text)[0]
     except YamlProblem as exc:
@@ -471,16 +525,33 @@ def _front_matter_schema(path: Path, stamp) -> Loaded:
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        return Loaded(None, [Problem(path, line_of(root, exc.absolute_path), CODES["meta"],
-                                     f"not a valid JSON schema: {_where(exc.absolute_path)}"
-                                     f"{exc.message}")])
+        return Loaded(
+            None,
+            [
+                Problem(
+                    path,
+                    line_of(root, exc.absolute_path),
+                    CODES["meta"],
+                    f"not a valid JSON schema: {_where(exc.absolute_path)}{exc.message}",
+                )
+            ],
+        )
     props = schema.get("properties") if isinstance(schema, dict) else None
     missing = [k for k in SCHEMA_NEEDS if not isinstance(props, dict) or not isinstance(props.get(k), dict)]
     if missing or schema.get("type") != "object":
-        return Loaded(None, [Problem(path, line_of(root, ["properties"]), CODES["meta"],
-                                     "the front-matter schema must describe an object "
-                                     f"(\"type\": \"object\") with properties {', '.join(SCHEMA_NEEDS)}"
-                                     + (f"; missing: {', '.join(missing)}" if missing else ""))])
+        return Loaded(
+            None,
+            [
+                Problem(
+                    path,
+                    line_of(root, ["properties"]),
+                    CODES["meta"],
+                    "the front-matter schema must describe an object "
+                    f'("type": "object") with properties {", ".join(SCHEMA_NEEDS)}'
+                    + (f"; missing: {', '.join(missing)}" if missing else ""),
+                )
+            ],
+        )
     return Loaded(schema, [], root)
 
 
@@ -502,8 +573,7 @@ def report(app, problems: list[Problem]) -> None:
     """Log each problem as a warning at data/<file>:LINE (relative to the confdir)."""
     root = Path(app.confdir).resolve()
     for p in problems:
-        logger.warning(f"{p.code} {p.message}", location=p.location(root),
-                       type="kb", subtype="data")
+        logger.warning(f"{p.code} {p.message}", location=p.location(root), type="kb", subtype="data")
 
 
 def check_data(app, config) -> None:

@@ -20,10 +20,23 @@ from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
 
 # Directives whose body is not Markdown: code, diagrams, rST, tables of paths.
-LITERAL_BODIES = frozenset({
-    "code", "code-block", "sourcecode", "code-cell", "literalinclude", "include", "mermaid",
-    "math", "eval-rst", "raw", "csv-table", "toctree", "glossary",
-})
+LITERAL_BODIES = frozenset(
+    {
+        "code",
+        "code-block",
+        "sourcecode",
+        "code-cell",
+        "literalinclude",
+        "include",
+        "mermaid",
+        "math",
+        "eval-rst",
+        "raw",
+        "csv-table",
+        "toctree",
+        "glossary",
+    }
+)
 
 _PARSERS: dict[tuple, MarkdownIt] = {}
 

@@ -46,8 +46,7 @@ class KnowledgeBase(Domain):
 
     name = "kb"
     label = "51 算力知识库"
-    initial_data: dict[str, Any] = {"documents": {name: {} for name in PER_DOCUMENT},
-                                    "site": {}}
+    initial_data: dict[str, Any] = {"documents": {name: {} for name in PER_DOCUMENT}, "site": {}}
     data_version = 2
 
     def clear_doc(self, docname: str) -> None:
@@ -77,12 +76,10 @@ def site(env) -> dict[str, Any]:
 
 def setup(app) -> dict[str, Any]:
     app.add_domain(KnowledgeBase)
-    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 1}
+    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
 
 
-def rebuild_when_changed(app, name: str, rebuild: str,
-                         files: Callable[[Any], Iterable[Path]]) -> None:
+def rebuild_when_changed(app, name: str, rebuild: str, files: Callable[[Any], Iterable[Path]]) -> None:
     """Config value `name`: the digest of `files(app)`, set at config-inited."""
     app.add_config_value(name, "", rebuild, types=[str])
 

@@ -53,21 +53,41 @@ SCHEMA = "claims.schema.json"
 
 # -- what is a claim ----------------------------------------------------------------
 
-UNIT = (r"%|％|‰|倍|元|美元|美金|万亿|千亿|百亿|亿|万|千|GB/s|TB/s|Gb/s|Gbps|Tbps|GiB|TiB|GB|TB|MB|KB|PB|"
-        r"EB|kW|KW|MW|GW|千瓦|瓦|W|TFLOPS|PFLOPS|EFLOPS|GFLOPS|TOPS|FLOPS|tokens?|token|B(?![a-zA-Z])|"
-        r"M(?![a-zA-Z])|K(?![a-zA-Z])|k(?![a-zA-Z])|年|个月|月|日|天|周|小时|分钟|秒|毫秒|ms|μs|us|ns|nm|GHz|"
-        r"MHz|Hz|核|张|块|台|个|卡|层|家|款|人|条|项|位|bit|x(?![a-zA-Z])|×|℃|°C|mm|QPS|qps|倍速|"
-        r"颗|片|座|轮|步|次|篇|节点|nodes?|GPUs?|ms")
+UNIT = (
+    r"%|％|‰|倍|元|美元|美金|万亿|千亿|百亿|亿|万|千|GB/s|TB/s|Gb/s|Gbps|Tbps|GiB|TiB|GB|TB|MB|KB|PB|"
+    r"EB|kW|KW|MW|GW|千瓦|瓦|W|TFLOPS|PFLOPS|EFLOPS|GFLOPS|TOPS|FLOPS|tokens?|token|B(?![a-zA-Z])|"
+    r"M(?![a-zA-Z])|K(?![a-zA-Z])|k(?![a-zA-Z])|年|个月|月|日|天|周|小时|分钟|秒|毫秒|ms|μs|us|ns|nm|GHz|"
+    r"MHz|Hz|核|张|块|台|个|卡|层|家|款|人|条|项|位|bit|x(?![a-zA-Z])|×|℃|°C|mm|QPS|qps|倍速|"
+    r"颗|片|座|轮|步|次|篇|节点|nodes?|GPUs?|ms"
+)
 NUMBER = r"\d[\d,，]*(?:\.\d+)?"
 CLAIM = re.compile(
     rf"(?:[¥￥$€]\s?{NUMBER})|(?<!第)(?<![\w.]){NUMBER}\s?(?:[-~～—–至到]\s?{NUMBER}\s?)?(?:{UNIT})",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 # Directives whose body is not the author's claims: code, diagrams, the
 # editors' own notes, tables of contents.
-SKIPPED = {"editor-note", "code-block", "code", "sourcecode", "mermaid", "math", "eval-rst",
-           "toctree", "literalinclude", "include", "raw", "csv-table", "kb-article-list",
-           "kb-guide-articles", "kb-guides", "kb-glossary", "kb-editor-notes", "admonition"}
+SKIPPED = {
+    "editor-note",
+    "code-block",
+    "code",
+    "sourcecode",
+    "mermaid",
+    "math",
+    "eval-rst",
+    "toctree",
+    "literalinclude",
+    "include",
+    "raw",
+    "csv-table",
+    "kb-article-list",
+    "kb-guide-articles",
+    "kb-guides",
+    "kb-glossary",
+    "kb-editor-notes",
+    "admonition",
+}
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\s*(\{([\w-]+)\})?")
 ROLE = re.compile(r"\{[\w:-]+\}`([^`<]*?)(?:\s*<[^`]*>)?`")
 LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -94,9 +114,14 @@ def _author_lines(text: str):
     while i < len(lines):
         line = lines[i]
         match = FENCE.match(line)
-        if match and stack and match.group(2)[0] == stack[-1][0][0] \
-                and len(match.group(2)) >= len(stack[-1][0]) and not match.group(3) \
-                and not line.strip()[len(match.group(2)):].strip():
+        if (
+            match
+            and stack
+            and match.group(2)[0] == stack[-1][0][0]
+            and len(match.group(2)) >= len(stack[-1][0])
+            and not match.group(3)
+            and not line.strip()[len(match.group(2)) :].strip()
+        ):
             stack.pop()  # a closing fence
         elif match and (match.group(3) or match.group(2)[0] != ":"):
             name = match.group(4)
@@ -105,8 +130,12 @@ def _author_lines(text: str):
             stack.append((match.group(2), bool(skipped)))
         elif not (stack and stack[-1][1]):
             stripped = line.strip()
-            if not (stripped.startswith(("%", "(")) and stripped.endswith((")=",)) or
-                    stripped.startswith("%") or re.match(r"^:[\w-]+:", stripped)):
+            if not (
+                stripped.startswith(("%", "("))
+                and stripped.endswith((")=",))
+                or stripped.startswith("%")
+                or re.match(r"^:[\w-]+:", stripped)
+            ):
                 yield i + 1, line
         i += 1
 
@@ -135,8 +164,7 @@ def claim_units(text: str) -> list[tuple[int, str]]:
 def register_files(data_dir: Path) -> dict[str, Path]:
     """docname -> its register file."""
     folder = Path(data_dir) / "claims"
-    return {p.relative_to(folder).with_suffix("").as_posix(): p
-            for p in sorted(folder.glob("*/*.yaml"))}
+    return {p.relative_to(folder).with_suffix("").as_posix(): p for p in sorted(folder.glob("*/*.yaml"))}
 
 
 def load(data_dir: Path) -> tuple[dict[str, list[dict]], list[kb_data.Problem]]:
@@ -156,14 +184,16 @@ def covers(entry_claim: str, unit: str) -> bool:
 
 def uncovered(text: str, entries: list[dict]) -> list[tuple[int, str]]:
     """The claim units of a page that no entry covers."""
-    return [(line, unit) for line, unit in claim_units(text)
-            if not any(covers(e["claim"], unit) for e in entries)]
+    return [
+        (line, unit) for line, unit in claim_units(text) if not any(covers(e["claim"], unit) for e in entries)
+    ]
 
 
 def on_page(text: str, claim: str) -> bool:
     """Whether a registered claim is still printed on the page."""
     return plain(claim) in plain(text) or plain(claim) in "\n".join(
-        plain(line) for _, line in _author_lines(text))
+        plain(line) for _, line in _author_lines(text)
+    )
 
 
 def _register(app, docname: str) -> list[dict]:
@@ -178,8 +208,10 @@ def _entries(path: Path) -> list[dict]:
     loaded = kb_data.read_yaml(path, SCHEMA)
     if loaded.problems or not isinstance(loaded.data, list):
         return []
-    return [{**entry, "line": node.start_mark.line + 1, "file": path}
-            for entry, node in zip(loaded.data, loaded.root.value)]
+    return [
+        {**entry, "line": node.start_mark.line + 1, "file": path}
+        for entry, node in zip(loaded.data, loaded.root.value)
+    ]
 
 
 # -- on the pages -------------------------------------------------------------------------
@@ -202,7 +234,7 @@ def as_of_text(as_of: str) -> str:
 def is_stale(as_of: str, today: dt.date) -> bool:
     if as_of == UNDATED:
         return False  # no date to age: the page says so (see on_doctree_resolved)
-    parts = [int(p) for p in as_of.split("-")] + [12, 28][len(as_of.split("-")) - 1:]
+    parts = [int(p) for p in as_of.split("-")] + [12, 28][len(as_of.split("-")) - 1 :]
     year, month = parts[0], parts[1]
     return (today.year - year) * 12 + (today.month - month) > MONTHS_OLD
 
@@ -266,10 +298,14 @@ def _table_dates(table: nodes.table, entries: list[dict]) -> list[str]:
     """The as-of dates of the price and spec claims in a table, oldest first
     (``undated`` last)."""
     rows = list(table.findall(nodes.row))
-    return sorted({e["as_of"] for e in entries
-                   if e.get("as_of") and e["kind"] in DATED_KINDS
-                   and any(_in_row(e["claim"], row) for row in rows)},
-                  key=lambda d: (d == UNDATED, d))
+    return sorted(
+        {
+            e["as_of"]
+            for e in entries
+            if e.get("as_of") and e["kind"] in DATED_KINDS and any(_in_row(e["claim"], row) for row in rows)
+        },
+        key=lambda d: (d == UNDATED, d),
+    )
 
 
 def on_doctree_resolved(app, doctree, docname: str) -> None:
@@ -291,33 +327,45 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
             para += nodes.Text(("其余" if dated else "表中") + "数据原文未注明日期，也没有找到来源。")
         if UNDATED in dates or is_stale(dated[0], today):
             para["classes"].append("kb-stale")
-            said = (f"这些数据已超过 {MONTHS_OLD} 个月，" if dated and is_stale(dated[0], today)
-                    else "")
+            said = f"这些数据已超过 {MONTHS_OLD} 个月，" if dated and is_stale(dated[0], today) else ""
             para += nodes.strong("", said + "价格与规格可能已经变化，使用前请核对最新来源。")
         table.parent.insert(table.parent.index(table) + 1, para)
     section = next(iter(doctree.findall(nodes.section)), None)
     references = _references(entries, note_sources(app, doctree, docname))
     if section is not None and references is not None:
         # the sources belong to the article: before its keywords and footer (kb_tags)
-        after = next((i for i, child in enumerate(section.children)
-                      if {"kb-keywords", "kb-article-footer"} & set(child.get("classes", []))),
-                     len(section.children))
+        after = next(
+            (
+                i
+                for i, child in enumerate(section.children)
+                if {"kb-keywords", "kb-article-footer"} & set(child.get("classes", []))
+            ),
+            len(section.children),
+        )
         section.insert(after, references)
 
 
 def undated_claims(data_dir: Path) -> list[tuple[str, dict]]:
     """(docname, entry) of every price or spec claim nobody could date."""
     registers, _ = load(data_dir)
-    return [(doc, e) for doc, entries in sorted(registers.items()) for e in entries
-            if e.get("as_of") == UNDATED and e["kind"] in DATED_KINDS]
+    return [
+        (doc, e)
+        for doc, entries in sorted(registers.items())
+        for e in entries
+        if e.get("as_of") == UNDATED and e["kind"] in DATED_KINDS
+    ]
 
 
 def stale_claims(data_dir: Path, today: dt.date) -> list[tuple[str, dict]]:
     """(docname, entry) of every price or spec claim whose data is more than
     MONTHS_OLD months old on ``today``."""
     registers, _ = load(data_dir)
-    return [(doc, e) for doc, entries in sorted(registers.items()) for e in entries
-            if e.get("as_of") and e["kind"] in DATED_KINDS and is_stale(e["as_of"], today)]
+    return [
+        (doc, e)
+        for doc, entries in sorted(registers.items())
+        for e in entries
+        if e.get("as_of") and e["kind"] in DATED_KINDS and is_stale(e["as_of"], today)
+    ]
 
 
 def on_config_inited(app, config) -> None:

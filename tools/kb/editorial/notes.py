@@ -39,10 +39,10 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
 
 from kb.core.store import documents
 from kb.pages.listings import holds_listing, reading_order
-from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
 
@@ -91,20 +91,31 @@ def _choice_of_kind(argument: str) -> str:
 
 class EditorNote(SphinxDirective):
     has_content = True
-    option_spec = {"label": directives.unchanged, "class": directives.class_option,
-                   "kind": _choice_of_kind, "date": directives.unchanged}
+    option_spec = {
+        "label": directives.unchanged,
+        "class": directives.class_option,
+        "kind": _choice_of_kind,
+        "date": directives.unchanged,
+    }
 
     def run(self) -> list[nodes.Node]:
         if not self.content:
-            logger.warning("KB020 empty 编者注: say what is wrong, the corrected form and why",
-                           location=self.get_location(), type="kb", subtype="editor-note")
+            logger.warning(
+                "KB020 empty 编者注: say what is wrong, the corrected form and why",
+                location=self.get_location(),
+                type="kb",
+                subtype="editor-note",
+            )
             return []
         kind, date = self.options.get("kind"), self.options.get("date", "")
         if kind is None or not DATE.match(date):
-            logger.warning("KB021 编者注 needs :kind: (one of %s) and :date: (YYYY-MM-DD, when the "
-                           "sources were read)", ", ".join(KINDS),
-                           location=(self.env.docname, self.lineno), type="kb",
-                           subtype="editor-note")
+            logger.warning(
+                "KB021 编者注 needs :kind: (one of %s) and :date: (YYYY-MM-DD, when the sources were read)",
+                ", ".join(KINDS),
+                location=(self.env.docname, self.lineno),
+                type="kb",
+                subtype="editor-note",
+            )
         node = nodes.admonition(classes=["editor-note", *self.options.get("class", [])])
         self.set_source_info(node)
         node += nodes.title(TITLE, TITLE)
@@ -120,13 +131,15 @@ class EditorNote(SphinxDirective):
         else:
             node_id = f"editor-note-{self.env.new_serialno('editor-note')}"
             node["ids"].append(node_id)
-        documents(self.env, "editor_notes").setdefault(self.env.docname, []).append({
-            "id": node_id,
-            "line": self.lineno,
-            "summary": summary,
-            "kind": kind or "clarification",
-            "date": date,
-        })
+        documents(self.env, "editor_notes").setdefault(self.env.docname, []).append(
+            {
+                "id": node_id,
+                "line": self.lineno,
+                "summary": summary,
+                "kind": kind or "clarification",
+                "date": date,
+            }
+        )
         return [node]
 
 
@@ -238,8 +251,7 @@ def _erratum_link(app) -> nodes.Node:
     para = nodes.paragraph(classes=["kb-erratum-link"])
     if repo:
         para += nodes.Text("发现新的问题？")
-        para += nodes.reference("", "提交勘误",
-                                refuri=repo.rstrip("/") + "/issues/new?template=erratum.yml")
+        para += nodes.reference("", "提交勘误", refuri=repo.rstrip("/") + "/issues/new?template=erratum.yml")
         para += nodes.Text("（需要 GitHub 账号；写明页面、原文和依据）。")
     return para
 
@@ -250,18 +262,24 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
     total = sum(len(v) for v in notes.values())
     out: list[nodes.Node] = [
         nodes.paragraph("", f"全站共 {total} 条编者注，分布在 {len(notes)} 个页面。"),
-        _erratum_link(app)]
+        _erratum_link(app),
+    ]
     # in the site's reading order, then anything outside it
     pos = {doc: i for i, doc in enumerate(reading_order(env))}
     order = sorted((d for d in env.found_docs if d in notes), key=lambda d: (pos.get(d, len(pos)), d))
     for verdict in VERDICTS:
-        groups = [(doc, [n for n in notes[doc] if KINDS[n.get("kind", "clarification")][1] == verdict])
-                  for doc in order]
+        groups = [
+            (doc, [n for n in notes[doc] if KINDS[n.get("kind", "clarification")][1] == verdict])
+            for doc in order
+        ]
         groups = [(doc, found) for doc, found in groups if found]
         if not groups:
             continue
-        out.append(nodes.rubric("", f"{verdict}（{sum(len(f) for _, f in groups)} 条）",
-                                classes=["kb-notes-verdict"]))
+        out.append(
+            nodes.rubric(
+                "", f"{verdict}（{sum(len(f) for _, f in groups)} 条）", classes=["kb-notes-verdict"]
+            )
+        )
         for doc, found in groups:
             title = env.titles[doc].astext() if doc in env.titles else doc
             out.append(nodes.paragraph("", "", nodes.strong("", title), classes=["kb-notes-page"]))
@@ -270,10 +288,14 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
                 uri = app.builder.get_relative_uri(fromdoc, doc) + "#" + note["id"]
                 para = nodes.paragraph()
                 para += nodes.reference("", note["summary"], internal=True, refuri=uri)
-                meta = [note.get("section") or "", KINDS[note.get("kind", "clarification")][0],
-                        note.get("date") or ""]
-                para += nodes.inline("", "（" + " · ".join(m for m in meta if m) + "）",
-                                     classes=["kb-notes-meta"])
+                meta = [
+                    note.get("section") or "",
+                    KINDS[note.get("kind", "clarification")][0],
+                    note.get("date") or "",
+                ]
+                para += nodes.inline(
+                    "", "（" + " · ".join(m for m in meta if m) + "）", classes=["kb-notes-meta"]
+                )
                 blist += nodes.list_item("", para)
             out.append(blist)
     return out
@@ -304,5 +326,4 @@ def setup(app) -> dict[str, Any]:
     app.add_directive("kb-editor-notes", EditorNotesList)
     app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 3}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}

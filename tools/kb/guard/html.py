@@ -40,9 +40,9 @@ import os
 import re
 import time
 from html.parser import HTMLParser
-from xml.parsers import expat
 from pathlib import Path
 from typing import Any
+from xml.parsers import expat
 
 from sphinx.util import logging
 
@@ -55,10 +55,34 @@ CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)|@import\s+['\"]([^'\"]+)", re.IG
 DATA_BLOCKS = {"application/json", "application/ld+json", "text/plain"}
 EMBEDDING = {"iframe", "frame", "frameset", "object", "embed", "applet"}
 # <link rel> values that make the browser fetch or connect
-FETCHING_RELS = {"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "prefetch",
-                 "modulepreload", "preconnect", "dns-prefetch", "prerender", "manifest"}
-URL_ATTRS = {"href", "src", "action", "formaction", "poster", "data", "xlink:href", "cite",
-             "background", "manifest", "ping", "longdesc", "codebase"}
+FETCHING_RELS = {
+    "stylesheet",
+    "icon",
+    "shortcut",
+    "apple-touch-icon",
+    "preload",
+    "prefetch",
+    "modulepreload",
+    "preconnect",
+    "dns-prefetch",
+    "prerender",
+    "manifest",
+}
+URL_ATTRS = {
+    "href",
+    "src",
+    "action",
+    "formaction",
+    "poster",
+    "data",
+    "xlink:href",
+    "cite",
+    "background",
+    "manifest",
+    "ping",
+    "longdesc",
+    "codebase",
+}
 LOADED_ATTRS = {"src", "poster", "data", "background", "srcset"}
 DATA_IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp)[;,]", re.IGNORECASE)
 
@@ -104,12 +128,15 @@ class _Scanner(HTMLParser):
         attrs: dict[str, str] = {}
         for name, value in pairs:
             attrs.setdefault(name, value or "")  # a browser keeps the first of two
-        if tag == "meta" and attrs.get("http-equiv", "").lower() == "content-security-policy" \
-                and _policy["meta"] and attrs.get("content") == _policy["meta"]:
+        if (
+            tag == "meta"
+            and attrs.get("http-equiv", "").lower() == "content-security-policy"
+            and _policy["meta"]
+            and attrs.get("content") == _policy["meta"]
+        ):
             self.csp_meta = True
         self.found += [(line, what) for what in _tag_problems(tag, attrs, pairs)]
-        if tag == "script" and "src" not in attrs and \
-                attrs.get("type", "").lower() not in DATA_BLOCKS:
+        if tag == "script" and "src" not in attrs and attrs.get("type", "").lower() not in DATA_BLOCKS:
             self._inline = (line, [])
         self._style = tag == "style"
 
@@ -124,8 +151,13 @@ class _Scanner(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "script" and self._inline is not None:
             line, body = self._inline
-            self.found.append((line, f"inline <script> ({''.join(body).strip()[:60]!r}); serve it "
-                                     "as a file under _static/ instead"))
+            self.found.append(
+                (
+                    line,
+                    f"inline <script> ({''.join(body).strip()[:60]!r}); serve it "
+                    "as a file under _static/ instead",
+                )
+            )
             self._inline = None
         if tag == "style":
             self._style = False
@@ -148,9 +180,15 @@ def scan(text: str) -> tuple[list[tuple[int, str]], bool]:
 def _tag_problems(tag: str, attrs: dict[str, str], pairs: list[tuple[str, str | None]]):
     if tag in EMBEDDING:
         yield f"<{tag}> embeds another document; link to it instead"
-    if tag == "meta" and "http-equiv" in attrs and not (
-            attrs["http-equiv"].lower() == "content-security-policy" and _policy["meta"]
-            and attrs.get("content") == _policy["meta"]):
+    if (
+        tag == "meta"
+        and "http-equiv" in attrs
+        and not (
+            attrs["http-equiv"].lower() == "content-security-policy"
+            and _policy["meta"]
+            and attrs.get("content") == _policy["meta"]
+        )
+    ):
         yield f"<meta http-equiv={attrs['http-equiv']!r}> can redirect or change the policy"
     for name, value in pairs:
         value = value or ""
@@ -168,8 +206,10 @@ def _url_problems(tag: str, name: str, value: str, attrs: dict[str, str]):
     urls = [part.strip().split(" ")[0] for part in value.split(",")] if name == "srcset" else [value]
     for url in urls:
         scheme = url_scheme(url)
-        if scheme in ("javascript", "vbscript") or (scheme == "data" and not (
-                name in LOADED_ATTRS and tag in ("img", "source") and DATA_IMAGE.match(url.strip()))):
+        if scheme in ("javascript", "vbscript") or (
+            scheme == "data"
+            and not (name in LOADED_ATTRS and tag in ("img", "source") and DATA_IMAGE.match(url.strip()))
+        ):
             yield f"{scheme}: URL in {name}= on <{tag}>: {url[:60]!r}"
         elif is_remote(url) and _loads(tag, name, attrs):
             yield f"<{tag} {name}={url[:80]!r}> makes the reader's browser call another host"
@@ -195,8 +235,21 @@ def _css_problems(tag: str, css: str):
 # prefix (<h:script>) or inside <style>, which html.parser reads as text:
 # they are read as XML, by local name.
 XML_TYPES = (".svg", ".xml", ".xht", ".xhtml", ".xsl", ".xslt")
-XML_ACTIVE = {"script", "foreignobject", "iframe", "frame", "object", "embed", "handler",
-              "listener", "stylesheet", "transform", "template", "import", "include"}
+XML_ACTIVE = {
+    "script",
+    "foreignobject",
+    "iframe",
+    "frame",
+    "object",
+    "embed",
+    "handler",
+    "listener",
+    "stylesheet",
+    "transform",
+    "template",
+    "import",
+    "include",
+}
 
 
 XML_ANIMATION = {"set", "animate", "animatemotion", "animatetransform", "animatecolor"}
@@ -220,21 +273,21 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
         for attr_name, value in attrib.items():
             attr = _local(attr_name)
             if attr.startswith("on"):
-                found.append((line, f"event handler {attr}= on <{tag}>; attach it from a script "
-                                    "file"))
+                found.append((line, f"event handler {attr}= on <{tag}>; attach it from a script file"))
             elif attr in URL_ATTRS or attr == "srcset":
                 loads = attr == "href" and tag in XML_LOADS  # <image href> fetches, like src
-                found.extend((line, what) for what in _url_problems(
-                    tag, "src" if loads else attr, value, {}))
+                found.extend((line, what) for what in _url_problems(tag, "src" if loads else attr, value, {}))
             elif attr == "style":
                 found.extend((line, what) for what in _css_problems(tag, value))
         if tag in XML_ANIMATION:
             target = _local(attrib.get("attributeName", ""))
             values = " ".join(attrib.get(a, "") for a in ("to", "from", "by", "values"))
-            if target in ("href", "src") or target.startswith("on") or \
-                    url_scheme(values.strip()) in ("javascript", "vbscript", "data"):
-                found.append((line, f"<{tag} attributeName={target!r}> sets a link or handler "
-                                    "by animation"))
+            if (
+                target in ("href", "src")
+                or target.startswith("on")
+                or url_scheme(values.strip()) in ("javascript", "vbscript", "data")
+            ):
+                found.append((line, f"<{tag} attributeName={target!r}> sets a link or handler by animation"))
         if tag == "style":
             styles.append(line)
 
@@ -248,16 +301,25 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
 
     def instruction(target: str, _data: str) -> None:
         if target.lower() == "xml-stylesheet":
-            found.append((parser.CurrentLineNumber, "<?xml-stylesheet?> makes the browser run a "
-                                                    "stylesheet (XSLT can write scripts)"))
+            found.append(
+                (
+                    parser.CurrentLineNumber,
+                    "<?xml-stylesheet?> makes the browser run a stylesheet (XSLT can write scripts)",
+                )
+            )
 
     parser.StartElementHandler, parser.EndElementHandler = start, end
     parser.CharacterDataHandler, parser.ProcessingInstructionHandler = data, instruction
     try:
         parser.Parse(text, True)
     except expat.ExpatError as exc:
-        found.append((exc.lineno, f"not well-formed XML ({expat.ErrorString(exc.code)}); a "
-                                  "browser's lenient reading cannot be checked"))
+        found.append(
+            (
+                exc.lineno,
+                f"not well-formed XML ({expat.ErrorString(exc.code)}); a "
+                "browser's lenient reading cannot be checked",
+            )
+        )
     return found
 
 
@@ -270,21 +332,42 @@ def check_file(path: Path, page: bool = True) -> list[tuple[int, str]]:
     if path.suffix.lower() == ".css":
         text = path.read_text(encoding="utf-8", errors="replace")
         starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        return [(bisect.bisect_right(starts, m.start()), what)
-                for m in CSS_URL.finditer(text) for what in _css_problems("style", m.group(0))]
+        return [
+            (bisect.bisect_right(starts, m.start()), what)
+            for m in CSS_URL.finditer(text)
+            for what in _css_problems("style", m.group(0))
+        ]
     if path.suffix.lower() == ".svgz":
         return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
     found, has_policy = scan(path.read_text(encoding="utf-8", errors="replace"))
     if page and _policy["meta"] and not has_policy:
-        found.insert(0, (1, "the page lacks the site's <meta http-equiv=\"Content-Security-Policy\"> "
-                            "(the kb_csp_meta block of _templates/page.html)"))
+        found.insert(
+            0,
+            (
+                1,
+                'the page lacks the site\'s <meta http-equiv="Content-Security-Policy"> '
+                "(the kb_csp_meta block of _templates/page.html)",
+            ),
+        )
     return found
 
 
 # Files a browser runs as documents: a script in any of them runs on the
 # site's origin (GitHub Pages serves them without the policy header).
-ACTIVE = (".html", ".htm", ".xhtml", ".xht", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".xslt",
-          ".mht", ".mhtml")
+ACTIVE = (
+    ".html",
+    ".htm",
+    ".xhtml",
+    ".xht",
+    ".shtml",
+    ".svg",
+    ".svgz",
+    ".xml",
+    ".xsl",
+    ".xslt",
+    ".mht",
+    ".mhtml",
+)
 ASSETS = ("_static", "_images", "_downloads")
 
 
@@ -308,14 +391,27 @@ def written_files(outdir: Path, since: float):
 
 # What _static/_headers may say. Hosts that read it (Netlify, Cloudflare Pages)
 # apply it to every reader, and its policy is also every page's <meta>.
-HEADER_NAMES = {"content-security-policy", "x-content-type-options", "referrer-policy",
-                "x-frame-options", "permissions-policy", "cross-origin-opener-policy",
-                "cross-origin-resource-policy", "cross-origin-embedder-policy",
-                "strict-transport-security", "cache-control", "x-robots-tag"}
+HEADER_NAMES = {
+    "content-security-policy",
+    "x-content-type-options",
+    "referrer-policy",
+    "x-frame-options",
+    "permissions-policy",
+    "cross-origin-opener-policy",
+    "cross-origin-resource-policy",
+    "cross-origin-embedder-policy",
+    "strict-transport-security",
+    "cache-control",
+    "x-robots-tag",
+}
 # Sources a directive may allow: the site's own files, and no one else's.
 CSP_SOURCES = {"'self'", "'none'"}
-CSP_EXTRA = {"script-src": {"'wasm-unsafe-eval'"}, "style-src": {"'unsafe-inline'"},
-             "img-src": {"data:"}, "font-src": {"data:"}}
+CSP_EXTRA = {
+    "script-src": {"'wasm-unsafe-eval'"},
+    "style-src": {"'unsafe-inline'"},
+    "img-src": {"data:"},
+    "font-src": {"data:"},
+}
 CSP_VALUELESS = {"upgrade-insecure-requests", "block-all-mixed-content"}
 CSP_REQUIRED = {"default-src", "script-src", "object-src", "base-uri"}
 
@@ -328,13 +424,16 @@ def header_problems(text: str) -> list[tuple[int, str]]:
             continue
         if not line[0].isspace():
             if not line.startswith("/"):
-                found.append((number, f"{line.strip()!r} is neither a path (/…) nor an indented "
-                                      "header"))
+                found.append((number, f"{line.strip()!r} is neither a path (/…) nor an indented header"))
             continue
         name, colon, value = line.strip().partition(":")
         if not colon or name.lower() not in HEADER_NAMES:
-            found.append((number, f"header {name!r} is not one the site sends (allowed: "
-                                  f"{', '.join(sorted(HEADER_NAMES))})"))
+            found.append(
+                (
+                    number,
+                    f"header {name!r} is not one the site sends (allowed: {', '.join(sorted(HEADER_NAMES))})",
+                )
+            )
             continue
         if name.lower() == "content-security-policy":
             policies += 1
@@ -354,11 +453,12 @@ def _policy_problems(policy: str):
             continue
         allowed = CSP_SOURCES | CSP_EXTRA.get(directive, set())
         for source in sources:
-            if source.lower() not in allowed and not (directive == "frame-ancestors"
-                                                      and source == "'none'"):
-                yield (f"{directive} allows {source}: the site loads nothing from other hosts "
-                       f"and runs no inline or evaluated script (allowed here: "
-                       f"{' '.join(sorted(allowed))})")
+            if source.lower() not in allowed and not (directive == "frame-ancestors" and source == "'none'"):
+                yield (
+                    f"{directive} allows {source}: the site loads nothing from other hosts "
+                    f"and runs no inline or evaluated script (allowed here: "
+                    f"{' '.join(sorted(allowed))})"
+                )
     for directive in sorted(CSP_REQUIRED - seen):
         yield f"the policy has no {directive}"
 
@@ -370,8 +470,9 @@ def on_builder_inited(app) -> None:
     headers = Path(app.confdir) / HEADERS
     if headers.exists():
         for line, what in header_problems(headers.read_text(encoding="utf-8", errors="replace")):
-            logger.warning("KB015 %s", what, location=f"{shown(headers)}:{line}", type="kb",
-                           subtype="html-guard")
+            logger.warning(
+                "KB015 %s", what, location=f"{shown(headers)}:{line}", type="kb", subtype="html-guard"
+            )
 
 
 def on_page_context(app, pagename, templatename, context, doctree) -> None:
@@ -383,10 +484,15 @@ def on_build_finished(app, exception) -> None:
         return
     for path, page in sorted(written_files(Path(app.outdir), _build_start["time"])):
         for line, what in check_file(path, page):
-            logger.warning("KB015 %s; the page must run under the site's Content-Security-"
-                           "Policy (see _static/_headers): look for it in the page's source, "
-                           "_templates/ or an extension", what, location=f"{shown(path)}:{line}",
-                           type="kb", subtype="html-guard")
+            logger.warning(
+                "KB015 %s; the page must run under the site's Content-Security-"
+                "Policy (see _static/_headers): look for it in the page's source, "
+                "_templates/ or an extension",
+                what,
+                location=f"{shown(path)}:{line}",
+                type="kb",
+                subtype="html-guard",
+            )
 
 
 def setup(app) -> dict[str, Any]:

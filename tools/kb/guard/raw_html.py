@@ -48,8 +48,12 @@ def on_doctree_read(app, doctree) -> None:
 def _report(node, what: str) -> None:
     logger.warning(
         "KB010 raw HTML (%s) is not allowed in pages; use MyST syntax (a directive or "
-        "role) instead, or put HTML you want to show in a fenced code block", what,
-        location=node, type="kb", subtype="raw-html")
+        "role) instead, or put HTML you want to show in a fenced code block",
+        what,
+        location=node,
+        type="kb",
+        subtype="raw-html",
+    )
 
 
 def setup(app) -> dict[str, Any]:

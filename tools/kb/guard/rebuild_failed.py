@@ -101,8 +101,7 @@ def _save(app, complete: bool, docs: set[str], every: bool) -> None:
     path = _state_path(app)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"complete": complete, "every": every, "docs": sorted(docs)}),
-                   encoding="utf-8")
+    tmp.write_text(json.dumps({"complete": complete, "every": every, "docs": sorted(docs)}), encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -127,13 +126,18 @@ def on_env_get_outdated(app, env, added, changed, removed) -> set[str]:
         # no record of a clean finish: a fresh environment reads everything
         # anyway; a kept one (an interrupted or unknown build) must too
         if env.found_docs - added:
-            logger.info("the last build did not finish cleanly, or warned outside any "
-                        "document: reading every document again")
+            logger.info(
+                "the last build did not finish cleanly, or warned outside any "
+                "document: reading every document again"
+            )
         return set(env.found_docs)
     again = _previous["docs"] & env.found_docs
     if again:
-        logger.info("reading again %d document(s) that warned in the last build: %s",
-                    len(again), ", ".join(sorted(again)))
+        logger.info(
+            "reading again %d document(s) that warned in the last build: %s",
+            len(again),
+            ", ".join(sorted(again)),
+        )
     return again
 
 

@@ -38,6 +38,7 @@ from typing import Any
 from sphinx.util import logging
 
 from kb.core import markdown as kb_markdown
+
 logger = logging.getLogger(__name__)
 
 
@@ -70,10 +71,15 @@ def too_deep(app, text: str) -> list[tuple[int, int]]:
 
 def _report_depth(app, text: str, location) -> None:
     for line, limit in too_deep(app, text):
-        logger.warning("KB053 lists or quotes nested too deep here: the Markdown parser keeps "
-                       "%d levels of blocks (about nine levels of list) and would drop this "
-                       "block and everything after it; flatten the nesting", limit,
-                       location=location(line), type="kb", subtype="nesting")
+        logger.warning(
+            "KB053 lists or quotes nested too deep here: the Markdown parser keeps "
+            "%d levels of blocks (about nine levels of list) and would drop this "
+            "block and everything after it; flatten the nesting",
+            limit,
+            location=location(line),
+            type="kb",
+            subtype="nesting",
+        )
 
 
 def on_source_read(app, docname: str, source: list[str]) -> None:
@@ -113,25 +119,40 @@ def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
     bad = False
     for docname in sorted(env.found_docs):
         if docname in generated_names(app) or docname.split("/")[0] == "tags":
-            logger.warning("KB057 the page %s would be overwritten by the page the site generates "
-                           "under that name; rename the file", docname, location=(docname, 1),
-                           type="kb", subtype="collision")
+            logger.warning(
+                "KB057 the page %s would be overwritten by the page the site generates "
+                "under that name; rename the file",
+                docname,
+                location=(docname, 1),
+                type="kb",
+                subtype="collision",
+            )
             bad = True
     for docname in docnames:
         path = env.doc2path(docname)
         size = path.stat().st_size
         if size > MAX_PAGE_BYTES:
-            logger.warning("KB056 the page is %.1f MiB, over the limit of %d MiB: split it into "
-                           "several pages (or move data out of it)", size / (1 << 20),
-                           MAX_PAGE_BYTES >> 20, location=(docname, 1), type="kb",
-                           subtype="size")
+            logger.warning(
+                "KB056 the page is %.1f MiB, over the limit of %d MiB: split it into "
+                "several pages (or move data out of it)",
+                size / (1 << 20),
+                MAX_PAGE_BYTES >> 20,
+                location=(docname, 1),
+                type="kb",
+                subtype="size",
+            )
             bad = True
             continue
         problem = utf8_problem(path.read_bytes())
         if problem:
             line, what = problem
-            logger.warning("KB054 the page is not UTF-8 (%s on this line); save it as UTF-8",
-                           what, location=(docname, line), type="kb", subtype="encoding")
+            logger.warning(
+                "KB054 the page is not UTF-8 (%s on this line); save it as UTF-8",
+                what,
+                location=(docname, line),
+                type="kb",
+                subtype="encoding",
+            )
             bad = True
     if bad:
         raise BuildStopped
@@ -178,10 +199,15 @@ def _entry_line(env, parent: str, child: str) -> int | None:
 def on_env_updated(app, env) -> None:
     cycles = toctree_cycles(env.toctree_includes, app.config.root_doc)
     for parent, child in cycles:
-        logger.warning("KB055 circular toctree: %s lists %s, which is already above it in the "
-                       "site's contents; list every page in one toctree only, under its guide",
-                       parent, child, location=(parent, _entry_line(env, parent, child)),
-                       type="kb", subtype="toctree")
+        logger.warning(
+            "KB055 circular toctree: %s lists %s, which is already above it in the "
+            "site's contents; list every page in one toctree only, under its guide",
+            parent,
+            child,
+            location=(parent, _entry_line(env, parent, child)),
+            type="kb",
+            subtype="toctree",
+        )
     if cycles:
         raise BuildStopped
 

@@ -111,8 +111,10 @@ def file_problem(path: str | os.PathLike, roots: tuple[str, ...]) -> str | None:
 
 # docutils' "standard" include files: <name> is joined onto docutils' own
 # folder, so <../../../etc/passwd> or </proc/self/environ> reach any file.
-STANDARD = ("names one of docutils' standard include files (<…>), which resolve outside the "
-            "repository; this site does not use them")
+STANDARD = (
+    "names one of docutils' standard include files (<…>), which resolve outside the "
+    "repository; this site does not use them"
+)
 
 
 def is_standard_include(argument: str) -> bool:
@@ -121,9 +123,16 @@ def is_standard_include(argument: str) -> bool:
 
 
 def _refuse_file(location, what: str, target: str, problem: str) -> None:
-    logger.warning("KB011 %s %r %s: pages may only use files inside docs/ or _static/ of "
-                   "this repository (symlinks are resolved); copy the file there",
-                   what, target, problem, location=location, type="kb", subtype="untrusted")
+    logger.warning(
+        "KB011 %s %r %s: pages may only use files inside docs/ or _static/ of "
+        "this repository (symlinks are resolved); copy the file there",
+        what,
+        target,
+        problem,
+        location=location,
+        type="kb",
+        subtype="untrusted",
+    )
 
 
 # -- directives that read files: check before reading ---------------------------
@@ -182,10 +191,14 @@ class ConfinedCSVTable(_Confined, CSVTable):
 
     def run(self) -> list[nodes.Node]:
         if "url" in self.options:
-            logger.warning("KB014 csv-table :url: %r would be fetched by the build from another "
-                           "host; put the table in the page or in a file under docs/",
-                           self.options["url"], location=directive_location(self),
-                           type="kb", subtype="untrusted")
+            logger.warning(
+                "KB014 csv-table :url: %r would be fetched by the build from another "
+                "host; put the table in the page or in a file under docs/",
+                self.options["url"],
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
             return []
         if "file" in self.options:
             # Sphinx maps /x to docs/x; docutils reads any other path relative to
@@ -193,16 +206,22 @@ class ConfinedCSVTable(_Confined, CSVTable):
             target = self.options["file"].strip()
             if not target.startswith("/") and not is_standard_include(target):
                 source = self.state.document.current_source or ""
-                target = "/" + os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(source)),
-                                                            target), self.env.srcdir)
+                target = "/" + os.path.relpath(
+                    os.path.join(os.path.dirname(os.path.abspath(source)), target), self.env.srcdir
+                )
             if self.refused(target):
                 return []
         try:
             return super().run()
         except UnicodeDecodeError as exc:
-            logger.warning("KB054 csv-table file %r is not UTF-8 (byte 0x%02x); save it as UTF-8",
-                           self.options.get("file"), exc.object[exc.start],
-                           location=directive_location(self), type="kb", subtype="encoding")
+            logger.warning(
+                "KB054 csv-table file %r is not UTF-8 (byte 0x%02x); save it as UTF-8",
+                self.options.get("file"),
+                exc.object[exc.start],
+                location=directive_location(self),
+                type="kb",
+                subtype="encoding",
+            )
             return []
 
 
@@ -218,19 +237,28 @@ class RefusedDirective(SphinxDirective):
     option_spec = defaultdict(lambda: directives.unchanged)  # any option: refused anyway
 
     def run(self) -> list[nodes.Node]:
-        logger.warning("KB017 %s", REFUSED_DIRECTIVES[self.name], location=directive_location(self),
-                       type="kb", subtype="untrusted")
+        logger.warning(
+            "KB017 %s",
+            REFUSED_DIRECTIVES[self.name],
+            location=directive_location(self),
+            type="kb",
+            subtype="untrusted",
+        )
         return []
 
 
-_UNSUPPORTED = ("the {} directive is not supported on this site (its content would be lost, or the "
-                "page cannot be written); remove it: the sidebar shows the page's contents")
+_UNSUPPORTED = (
+    "the {} directive is not supported on this site (its content would be lost, or the "
+    "page cannot be written); remove it: the sidebar shows the page's contents"
+)
 REFUSED_DIRECTIVES = {
-    **{name: _UNSUPPORTED.format(name) for name in (
-        "contents", "sectnum", "section-numbering", "target-notes", "header", "footer", "title")},
+    **{
+        name: _UNSUPPORTED.format(name)
+        for name in ("contents", "sectnum", "section-numbering", "target-notes", "header", "footer", "title")
+    },
     # sphinxcontrib-mermaid's: imports the modules it names, on the machine that builds
     "autoclasstree": "autoclasstree imports Python modules while the site builds; it is not "
-                     "allowed in pages: draw the diagram in a mermaid block",
+    "allowed in pages: draw the diagram in a mermaid block",
 }
 
 
@@ -243,9 +271,13 @@ class RefusedRaw(SphinxDirective):
     option_spec = {"file": str, "url": str, "encoding": str, "class": str}
 
     def run(self) -> list[nodes.Node]:
-        logger.warning("KB010 raw directive is not allowed in pages; use MyST syntax (a directive "
-                       "or role) instead, or put text you want to show in a fenced code block",
-                       location=directive_location(self), type="kb", subtype="raw-html")
+        logger.warning(
+            "KB010 raw directive is not allowed in pages; use MyST syntax (a directive "
+            "or role) instead, or put text you want to show in a fenced code block",
+            location=directive_location(self),
+            type="kb",
+            subtype="raw-html",
+        )
         return []
 
 
@@ -307,18 +339,26 @@ def strip_page_settings(docname: str, text: str, where: str | None = None) -> st
         block = "\n".join(lines[1:end])
         # a page's: the one parse kb.pages.frontmatter uses too; an included
         # file's front matter is checked with the data-file limits
-        root, data = (kb_data.parse_front_matter(block) if where is None
-                      else kb_data.parse_yaml(block, first_line=2))
+        root, data = (
+            kb_data.parse_front_matter(block) if where is None else kb_data.parse_yaml(block, first_line=2)
+        )
     except kb_data.YamlProblem:
         return text  # kb_frontmatter reports it at its line and blanks the block
-    settings = [key for key in (data if isinstance(data, dict) else {})
-                if isinstance(key, str) and key.strip().lower() in PAGE_SETTINGS]
+    settings = [
+        key
+        for key in (data if isinstance(data, dict) else {})
+        if isinstance(key, str) and key.strip().lower() in PAGE_SETTINGS
+    ]
     for key in settings:
-        logger.warning("KB016 front matter key %r sets MyST options for this page, which pages may "
-                       "not do (it can make the build run code); remove it: the site's MyST "
-                       "settings live in conf.py", key.strip(),
-                       location=location(kb_data.line_of(root, [key], 2)), type="kb",
-                       subtype="untrusted")
+        logger.warning(
+            "KB016 front matter key %r sets MyST options for this page, which pages may "
+            "not do (it can make the build run code); remove it: the site's MyST "
+            "settings live in conf.py",
+            key.strip(),
+            location=location(kb_data.line_of(root, [key], 2)),
+            type="kb",
+            subtype="untrusted",
+        )
     if not settings:
         return text
     lines[: end + 1] = [""] * (end + 1)
@@ -336,8 +376,12 @@ def strip_nul(docname: str, text: str) -> str:
     lines = text.split("\n")
     for number, line in enumerate(lines, 1):
         if _NUL.search(line):
-            logger.warning("KB012 NUL character (or %%00) in the page: remove it", location=(
-                docname, number), type="kb", subtype="untrusted")
+            logger.warning(
+                "KB012 NUL character (or %%00) in the page: remove it",
+                location=(docname, number),
+                type="kb",
+                subtype="untrusted",
+            )
             lines[number - 1] = _NUL.sub("", line)
     return "\n".join(lines)
 
@@ -383,35 +427,68 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None):
     while node is not None and not node.line:
         node = node.parent
     source = getattr(node, "source", None)
-    if isinstance(source, str) and os.path.isabs(source) and \
-            os.path.realpath(source) != os.path.realpath(env.doc2path(docname)):
+    if (
+        isinstance(source, str)
+        and os.path.isabs(source)
+        and os.path.realpath(source) != os.path.realpath(env.doc2path(docname))
+    ):
         # text from another file (a glossary entry of data/glossary.yaml, an
         # included file): its own path and line
         return f"{shown(Path(source))}:{node.line}"
     return docname, (node.line if node is not None else None)
 
 
-
 # What a page may publish as an image or a download: types a browser shows or
 # saves, never runs (SVG can carry script: kb_html_guard reads every one).
 IMAGE_TYPES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".svg"})
-DOWNLOAD_TYPES = IMAGE_TYPES | frozenset({
-    ".txt", ".md", ".rst", ".py", ".sh", ".yaml", ".yml", ".json", ".csv", ".tsv", ".toml",
-    ".ini", ".cfg", ".conf", ".log", ".ipynb", ".pdf", ".zip", ".gz", ".tgz", ".xz", ".bz2"})
+DOWNLOAD_TYPES = IMAGE_TYPES | frozenset(
+    {
+        ".txt",
+        ".md",
+        ".rst",
+        ".py",
+        ".sh",
+        ".yaml",
+        ".yml",
+        ".json",
+        ".csv",
+        ".tsv",
+        ".toml",
+        ".ini",
+        ".cfg",
+        ".conf",
+        ".log",
+        ".ipynb",
+        ".pdf",
+        ".zip",
+        ".gz",
+        ".tgz",
+        ".xz",
+        ".bz2",
+    }
+)
 
 
 def _type_problem(target: str, allowed: frozenset) -> str | None:
     suffix = Path(target.strip()).suffix.lower()
     if suffix in allowed:
         return None
-    return (f"is a {suffix or 'extension-less'} file, which a browser may run as a document or "
-            f"script; allowed: {', '.join(sorted(allowed))}")
+    return (
+        f"is a {suffix or 'extension-less'} file, which a browser may run as a document or "
+        f"script; allowed: {', '.join(sorted(allowed))}"
+    )
 
 
 def _refuse_type(location, what: str, target: str, problem: str) -> None:
-    logger.warning("KB018 %s %r %s: publish it in another format (a text file, PNG, PDF …) or "
-                   "show it in the page", what, target, problem, location=location, type="kb",
-                   subtype="untrusted")
+    logger.warning(
+        "KB018 %s %r %s: publish it in another format (a text file, PNG, PDF …) or show it in the page",
+        what,
+        target,
+        problem,
+        location=location,
+        type="kb",
+        subtype="untrusted",
+    )
 
 
 def _drop_image(node: nodes.image) -> None:
@@ -443,10 +520,14 @@ class RefuseUnsafeNodes(SphinxTransform):
             if node.parent is None:
                 continue  # removed with an ancestor
             source = node.source or node.get("source")
-            if isinstance(source, str) and os.path.isabs(source) and (
-                    not inside(source, repo) or inside(source, git)):
-                _refuse_file(_location(self.env, node, docname), "content from", source,
-                             "lies outside the repository")
+            if (
+                isinstance(source, str)
+                and os.path.isabs(source)
+                and (not inside(source, repo) or inside(source, git))
+            ):
+                _refuse_file(
+                    _location(self.env, node, docname), "content from", source, "lies outside the repository"
+                )
                 node.parent.remove(node)
                 continue
             if isinstance(node, nodes.meta):
@@ -465,29 +546,40 @@ class RefuseUnsafeNodes(SphinxTransform):
         if isinstance(node, nodes.target):  # reported where it is used, as a reference
             del node["refuri"]
             return
-        logger.warning("KB012 link to %r: the %s: scheme is not allowed in pages (only %s); "
-                       "link to a page or a web address instead", node["refuri"], scheme,
-                       ", ".join(sorted(LINK_SCHEMES)),
-                       location=_location(self.env, node, docname, node["refuri"]),
-                       type="kb", subtype="untrusted")
+        logger.warning(
+            "KB012 link to %r: the %s: scheme is not allowed in pages (only %s); "
+            "link to a page or a web address instead",
+            node["refuri"],
+            scheme,
+            ", ".join(sorted(LINK_SCHEMES)),
+            location=_location(self.env, node, docname, node["refuri"]),
+            type="kb",
+            subtype="untrusted",
+        )
         del node["refuri"]
         if isinstance(node, nodes.reference):
             node.replace_self(nodes.inline("", "", *node.children))
 
     def meta(self, node: nodes.Element, docname: str) -> None:
         if "http-equiv" in node.attributes:
-            logger.warning("KB013 meta http-equiv=%r is not allowed in pages: it can redirect "
-                           "readers or change the page's security policy; remove it",
-                           node["http-equiv"],
-                           location=_location(self.env, node, docname, "http-equiv"),
-                           type="kb", subtype="untrusted")
+            logger.warning(
+                "KB013 meta http-equiv=%r is not allowed in pages: it can redirect "
+                "readers or change the page's security policy; remove it",
+                node["http-equiv"],
+                location=_location(self.env, node, docname, "http-equiv"),
+                type="kb",
+                subtype="untrusted",
+            )
         else:  # name=/property=: a second og:url, a referrer policy, noindex
-            what = next((f"{k}={node[k]!r}" for k in ("name", "property") if k in node.attributes),
-                        "meta")
-            logger.warning("KB013 meta %s is not allowed in pages: the site writes each page's "
-                           "meta tags itself (from the front matter); remove it", what,
-                           location=_location(self.env, node, docname, ".. meta::"),
-                           type="kb", subtype="untrusted")
+            what = next((f"{k}={node[k]!r}" for k in ("name", "property") if k in node.attributes), "meta")
+            logger.warning(
+                "KB013 meta %s is not allowed in pages: the site writes each page's "
+                "meta tags itself (from the front matter); remove it",
+                what,
+                location=_location(self.env, node, docname, ".. meta::"),
+                type="kb",
+                subtype="untrusted",
+            )
         node.parent.remove(node)
 
     def image(self, node: nodes.image, docname: str, roots) -> None:
@@ -495,18 +587,23 @@ class RefuseUnsafeNodes(SphinxTransform):
         if DATA_IMAGE.match(uri):
             return
         if is_remote(uri):
-            logger.warning("KB014 image %r would make every reader's browser call another host; "
-                           "save the image under docs/ (e.g. docs/_images/) and link it by path",
-                           uri, location=_location(self.env, node, docname, uri),
-                           type="kb", subtype="untrusted")
+            logger.warning(
+                "KB014 image %r would make every reader's browser call another host; "
+                "save the image under docs/ (e.g. docs/_images/) and link it by path",
+                uri,
+                location=_location(self.env, node, docname, uri),
+                type="kb",
+                subtype="untrusted",
+            )
             _drop_image(node)
             return
         _, absolute = self.env.relfn2path(uri, docname)
         # image.* names a set of candidates in one folder: that folder must be ours
         problem = file_problem(os.path.dirname(absolute) if "*" in uri else absolute, roots)
         if not problem and "*" not in uri and _type_problem(uri, IMAGE_TYPES):
-            _refuse_type(_location(self.env, node, docname, uri), "image", uri,
-                         _type_problem(uri, IMAGE_TYPES))
+            _refuse_type(
+                _location(self.env, node, docname, uri), "image", uri, _type_problem(uri, IMAGE_TYPES)
+            )
             _drop_image(node)
             return
         if problem:
@@ -518,20 +615,28 @@ class RefuseUnsafeNodes(SphinxTransform):
         if is_remote(target):  # Sphinx links it like any web address
             scheme = url_scheme(target)
             if scheme is not None and scheme not in LINK_SCHEMES:
-                logger.warning("KB012 download link to %r: the %s: scheme is not allowed in pages",
-                               target, scheme, location=_location(self.env, node, docname, target),
-                               type="kb", subtype="untrusted")
+                logger.warning(
+                    "KB012 download link to %r: the %s: scheme is not allowed in pages",
+                    target,
+                    scheme,
+                    location=_location(self.env, node, docname, target),
+                    type="kb",
+                    subtype="untrusted",
+                )
                 node.replace_self(nodes.inline("", "", *node.children))
             return
         _, absolute = self.env.relfn2path(target, docname)
         problem = file_problem(absolute, roots)
         if problem:
-            _refuse_file(_location(self.env, node, docname, target), "download of", target,
-                         problem)
+            _refuse_file(_location(self.env, node, docname, target), "download of", target, problem)
             node.replace_self(nodes.inline("", "", *node.children))
         elif _type_problem(target, DOWNLOAD_TYPES):
-            _refuse_type(_location(self.env, node, docname, target), "download of", target,
-                         _type_problem(target, DOWNLOAD_TYPES))
+            _refuse_type(
+                _location(self.env, node, docname, target),
+                "download of",
+                target,
+                _type_problem(target, DOWNLOAD_TYPES),
+            )
             node.replace_self(nodes.inline("", "", *node.children))
 
 
@@ -541,8 +646,11 @@ class RefuseUnsafeNodes(SphinxTransform):
 def input_folders(app) -> list[Path]:
     """Where the build reads pages, assets, templates and data from."""
     confdir = Path(app.confdir)
-    folders = [Path(app.srcdir), *(confdir / p for p in app.config.html_static_path),
-               *(confdir / p for p in app.config.templates_path)]
+    folders = [
+        Path(app.srcdir),
+        *(confdir / p for p in app.config.html_static_path),
+        *(confdir / p for p in app.config.templates_path),
+    ]
     data = getattr(app.config, "kb_data_dir", None)
     return folders + ([Path(data) if Path(data).is_absolute() else confdir / data] if data else [])
 
@@ -579,9 +687,28 @@ def shown(path: Path) -> str:
 # renders any "*_t" file there as a Jinja template (whose include reads any
 # path, /proc/self/environ included), and an .html, .xsd or .rng file there
 # is a document on the site's origin that runs its own script.
-STATIC_TYPES = frozenset({".css", ".js", ".mjs", ".map", ".json", ".txt", ".png", ".jpg", ".jpeg",
-                          ".gif", ".webp", ".avif", ".svg", ".ico", ".woff", ".woff2", ".ttf",
-                          ".otf"})
+STATIC_TYPES = frozenset(
+    {
+        ".css",
+        ".js",
+        ".mjs",
+        ".map",
+        ".json",
+        ".txt",
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".webp",
+        ".avif",
+        ".svg",
+        ".ico",
+        ".woff",
+        ".woff2",
+        ".ttf",
+        ".otf",
+    }
+)
 STATIC_NAMES = frozenset({"_headers"})
 
 
@@ -589,18 +716,27 @@ def static_problems(app) -> list[tuple[Path, str]]:
     found = []
     # the project's folders (relative in conf.py); extensions add their own by
     # absolute path (sphinx-copybutton's copybutton.js_t is a template)
-    for folder in (Path(app.confdir) / p for p in app.config.html_static_path
-                   if not os.path.isabs(p)):
+    for folder in (Path(app.confdir) / p for p in app.config.html_static_path if not os.path.isabs(p)):
         for path in sorted(folder.rglob("*")) if folder.is_dir() else [folder]:
             if path.is_dir() or path.name in STATIC_NAMES:
                 continue
             if path.name.endswith(("_t", ".jinja", ".j2")):
-                found.append((path, "is a template Sphinx would render (and its includes read any "
-                                    "file); commit the file it should produce instead"))
+                found.append(
+                    (
+                        path,
+                        "is a template Sphinx would render (and its includes read any "
+                        "file); commit the file it should produce instead",
+                    )
+                )
             elif path.suffix.lower() not in STATIC_TYPES:
-                found.append((path, f"is a {path.suffix or 'extension-less'} file, which a browser "
-                                    f"may run as a document; static files may be: "
-                                    f"{', '.join(sorted(STATIC_TYPES))}"))
+                found.append(
+                    (
+                        path,
+                        f"is a {path.suffix or 'extension-less'} file, which a browser "
+                        f"may run as a document; static files may be: "
+                        f"{', '.join(sorted(STATIC_TYPES))}",
+                    )
+                )
     return found
 
 
@@ -610,14 +746,21 @@ def on_builder_inited(app) -> None:
     before anything is read."""
     links = symlinks(app)
     for path, target in links:
-        logger.warning("KB011 %s is a symlink (to %r): the build would publish whatever it points "
-                       "to (inside the repository that includes .git/ and CI's credentials); commit "
-                       "the file itself instead", shown(path), target,
-                       location=f"{shown(path)}:1", type="kb", subtype="untrusted")
+        logger.warning(
+            "KB011 %s is a symlink (to %r): the build would publish whatever it points "
+            "to (inside the repository that includes .git/ and CI's credentials); commit "
+            "the file itself instead",
+            shown(path),
+            target,
+            location=f"{shown(path)}:1",
+            type="kb",
+            subtype="untrusted",
+        )
     bad_static = [] if links else static_problems(app)
     for path, problem in bad_static:
-        logger.warning("KB018 %s %s", shown(path), problem, location=f"{shown(path)}:1",
-                       type="kb", subtype="untrusted")
+        logger.warning(
+            "KB018 %s %s", shown(path), problem, location=f"{shown(path)}:1", type="kb", subtype="untrusted"
+        )
     if links or bad_static:
         raise BuildStopped
 
@@ -633,11 +776,13 @@ def setup(app) -> dict[str, Any]:
     app.setup_extension("myst_parser")
     app.add_config_value("kb_confdir", "", "", types=[str])
     app.connect("config-inited", note_confdir)
-    for name, directive in (("literalinclude", ConfinedLiteralInclude),
-                            ("include", ConfinedInclude),
-                            ("csv-table", ConfinedCSVTable),
-                            ("raw", RefusedRaw),
-                            *((name, RefusedDirective) for name in REFUSED_DIRECTIVES)):
+    for name, directive in (
+        ("literalinclude", ConfinedLiteralInclude),
+        ("include", ConfinedInclude),
+        ("csv-table", ConfinedCSVTable),
+        ("raw", RefusedRaw),
+        *((name, RefusedDirective) for name in REFUSED_DIRECTIVES),
+    ):
         app.add_directive(name, directive, override=True)
     app.add_transform(RefuseUnsafeNodes)
     app.connect("builder-inited", on_builder_inited)

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +94,9 @@ def __getattr__(name: str):
 
 def load_schema(data_dir: Path) -> dict:
     """The article schema with the tag vocabulary and the guides filled in."""
-    return _filled_schema(kb_data.front_matter_schema(data_dir), kb_data.tags(data_dir),
-                          kb_data.guides(data_dir))
+    return _filled_schema(
+        kb_data.front_matter_schema(data_dir), kb_data.tags(data_dir), kb_data.guides(data_dir)
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -119,8 +120,8 @@ class FrontMatter:
     """Where a page's front matter is: its YAML text and lines (1-based)."""
 
     text: str
-    first: int          # line of the first YAML line
-    end: int            # line of the closing '---' (or the last line if unclosed)
+    first: int  # line of the first YAML line
+    end: int  # line of the closing '---' (or the last line if unclosed)
     closed: bool
 
 
@@ -154,17 +155,25 @@ def _message(err: jsonschema.ValidationError, tags: dict[str, str], guides) -> t
         return f"{CODES['required']} missing required field '{missing}'; add it to the front matter", []
     if err.validator == "additionalProperties":
         extra = sorted(set(map(str, err.instance)) - set(err.schema.get("properties", {})))
-        return (f"{CODES['field']} unknown field(s) {', '.join(map(repr, extra))}; "
-                f"allowed: {', '.join(err.schema.get('properties', {}))}", extra[:1])
+        return (
+            f"{CODES['field']} unknown field(s) {', '.join(map(repr, extra))}; "
+            f"allowed: {', '.join(err.schema.get('properties', {}))}",
+            extra[:1],
+        )
     if field in ("guide", "also_in") and err.validator == "enum":
-        return (f"{CODES['guide']} unknown guide {err.instance!r}; "
-                f"use one of: {', '.join(guides)}", path)
+        return (f"{CODES['guide']} unknown guide {err.instance!r}; use one of: {', '.join(guides)}", path)
     if field == "tags" and err.validator == "enum":
-        return (f"{CODES['tag']} unknown tag {err.instance!r}; use a tag from data/tags.yaml "
-                f"({', '.join(sorted(tags))}) or add it there with a Chinese name", path)
+        return (
+            f"{CODES['tag']} unknown tag {err.instance!r}; use a tag from data/tags.yaml "
+            f"({', '.join(sorted(tags))}) or add it there with a Chinese name",
+            path,
+        )
     if field == "date":
-        return (f"{CODES['date']} date {err.instance!r} is not YYYY-MM or YYYY-MM-DD; "
-                "give the date the article states, or leave the field out", path)
+        return (
+            f"{CODES['date']} date {err.instance!r} is not YYYY-MM or YYYY-MM-DD; "
+            "give the date the article states, or leave the field out",
+            path,
+        )
     return f"{CODES['field']} field '{field}': {err.message}", path
 
 
@@ -177,8 +186,17 @@ def _shape(data: Any) -> str:
 def parse(found: FrontMatter) -> tuple[Any, Any, list[tuple[int, str]]]:
     """(node tree, mapping, errors) of a front matter; errors mean it is unusable."""
     if not found.closed:
-        return None, None, [(1, f"{CODES['syntax']} the front matter opened on line 1 is never "
-                                "closed; add a '---' line after its last field")]
+        return (
+            None,
+            None,
+            [
+                (
+                    1,
+                    f"{CODES['syntax']} the front matter opened on line 1 is never "
+                    "closed; add a '---' line after its last field",
+                )
+            ],
+        )
     try:
         root, data = kb_data.parse_front_matter(found.text)  # found.first is line 2
     except kb_data.YamlProblem as exc:
@@ -186,8 +204,17 @@ def parse(found: FrontMatter) -> tuple[Any, Any, list[tuple[int, str]]]:
         what = "front matter is " + exc.message if exc.kind == "syntax" else exc.message
         return None, None, [(exc.line, f"{code} {what}")]
     if not isinstance(data, dict):
-        return None, None, [(found.first, f"{CODES['syntax']} front matter must be a mapping of "
-                                          f"fields (title: …, guide: …), but {_shape(data)}")]
+        return (
+            None,
+            None,
+            [
+                (
+                    found.first,
+                    f"{CODES['syntax']} front matter must be a mapping of "
+                    f"fields (title: …, guide: …), but {_shape(data)}",
+                )
+            ],
+        )
     return root, data, []
 
 
@@ -195,16 +222,22 @@ def validate(text: str, docname: str, data_dir: Path) -> tuple[dict | None, list
     """Validate one article's source; return (front matter or None, [(line, message)])."""
     found = find_front_matter(text)
     if found is None:
-        return None, [(1, f"{CODES['syntax']} no front matter: start the page with a '---' "
-                          "block holding title, guide, tags and summary")]
+        return None, [
+            (
+                1,
+                f"{CODES['syntax']} no front matter: start the page with a '---' "
+                "block holding title, guide, tags and summary",
+            )
+        ]
     root, data, errors = parse(found)
     if errors:
         return None, errors
     return check_fields(root, data, found.first, docname, data_dir)
 
 
-def check_fields(root, data: dict, first: int, docname: str,
-                 data_dir: Path) -> tuple[dict | None, list[tuple[int, str]]]:
+def check_fields(
+    root, data: dict, first: int, docname: str, data_dir: Path
+) -> tuple[dict | None, list[tuple[int, str]]]:
     """The fields of a parsed front matter against the schema and the page's folder."""
     errors = []
     tags = load_tags(data_dir)
@@ -214,14 +247,22 @@ def check_fields(root, data: dict, first: int, docname: str,
         msg, path = _message(err, tags, guides)
         errors.append((_line_of(root, path, first) if path else first, msg))
     for path, char in _control_characters(data):
-        errors.append((_line_of(root, path, first),
-                       f"{CODES['field']} field '{'.'.join(map(str, path))}' holds the control "
-                       f"character U+{ord(char):04X}, which feeds and pages cannot carry; remove it"))
+        errors.append(
+            (
+                _line_of(root, path, first),
+                f"{CODES['field']} field '{'.'.join(map(str, path))}' holds the control "
+                f"character U+{ord(char):04X}, which feeds and pages cannot carry; remove it",
+            )
+        )
     folder = docname.split("/")[0]
     if isinstance(data.get("guide"), str) and data["guide"] in guides and data["guide"] != folder:
-        errors.append((_line_of(root, ["guide"], first),
-                       f"{CODES['folder']} guide '{data['guide']}' does not match the page's "
-                       f"folder docs/{folder}/; move the page or fix the field"))
+        errors.append(
+            (
+                _line_of(root, ["guide"], first),
+                f"{CODES['folder']} guide '{data['guide']}' does not match the page's "
+                f"folder docs/{folder}/; move the page or fix the field",
+            )
+        )
     return (None if errors else data), errors
 
 
@@ -256,9 +297,9 @@ class TitleCheck:
     """What source-read learnt for doctree-read's title checks (same process)."""
 
     article: bool
-    body_line: int                  # first line of text after the front matter
+    body_line: int  # first line of text after the front matter
     body_empty: bool
-    title: str | None = None        # the article's `title` field, if any
+    title: str | None = None  # the article's `title` field, if any
     title_line: int = 1
 
 
@@ -274,7 +315,7 @@ def _blank_out(source: list[str], found: FrontMatter) -> None:
     front matter at all (an unclosed one runs to the end of the page).
     """
     lines = source[0].split("\n")
-    lines[:found.end] = [""] * found.end
+    lines[: found.end] = [""] * found.end
     source[0] = "\n".join(lines)
 
 
@@ -320,21 +361,33 @@ def on_doctree_read(app, doctree: nodes.document) -> None:
     section = doctree.next_node(nodes.section)
     if section is None:
         if check.article and check.body_empty:
-            logger.warning(f"{CODES['empty']} the article has front matter but no text: add a "
-                           "'# 标题' line (the same text as title) and the article after the "
-                           "front matter", location=(docname, max(check.body_line - 1, 1)),
-                           type="kb", subtype="title")
+            logger.warning(
+                f"{CODES['empty']} the article has front matter but no text: add a "
+                "'# 标题' line (the same text as title) and the article after the "
+                "front matter",
+                location=(docname, max(check.body_line - 1, 1)),
+                type="kb",
+                subtype="title",
+            )
         else:
-            logger.warning(f"{CODES['no_title']} page has no title: start it with a `# 标题` line",
-                           location=(docname, check.body_line), type="kb", subtype="title")
+            logger.warning(
+                f"{CODES['no_title']} page has no title: start it with a `# 标题` line",
+                location=(docname, check.body_line),
+                type="kb",
+                subtype="title",
+            )
         return
     heading = section.next_node(nodes.title)
     text = heading.astext().strip() if heading is not None else ""
     if check.title is not None and text != check.title.strip():
-        logger.warning(f"{CODES['title']} title {check.title!r} differs from the page's first "
-                       f"heading {text!r}; make them the same text (a shorter name for "
-                       "listings goes in listing_title)", location=(docname, check.title_line),
-                       type="kb", subtype="title")
+        logger.warning(
+            f"{CODES['title']} title {check.title!r} differs from the page's first "
+            f"heading {text!r}; make them the same text (a shorter name for "
+            "listings goes in listing_title)",
+            location=(docname, check.title_line),
+            type="kb",
+            subtype="title",
+        )
 
 
 # What validation reads besides the page: when one changes, every page is
@@ -344,10 +397,13 @@ VALIDATION_DATA = ("tags.yaml", "guides.yaml", "front-matter.schema.json")
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.data")  # kb_data_dir; data files checked at config time
-    rebuild_when_changed(app, "kb_validation_data_digest", "env",
-                         lambda app: (Path(app.config.kb_data_dir) / n for n in VALIDATION_DATA))
+    rebuild_when_changed(
+        app,
+        "kb_validation_data_digest",
+        "env",
+        lambda app: (Path(app.config.kb_data_dir) / n for n in VALIDATION_DATA),
+    )
     app.setup_extension("kb.core.store")
     app.connect("source-read", on_source_read)
     app.connect("doctree-read", on_doctree_read)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 2}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

@@ -29,12 +29,12 @@ from typing import Any
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.util.docutils import SphinxDirective
 
 from kb.core import data as kb_data
 from kb.core.store import documents
 from kb.pages.listings import holds_listing
 from kb.site import output_state
-from sphinx.util.docutils import SphinxDirective
 
 # At most this many "出现在" links per term.
 USAGE_SHOWN = 8
@@ -62,8 +62,7 @@ class GlossaryDirective(SphinxDirective):
         self.env.note_dependency(str(path))
         loaded = kb_data.glossary(Path(self.config.kb_data_dir))
         entries = sorted(zip(loaded.data, loaded.lines), key=lambda e: e[0]["id"])
-        parsed = self.parse_text_to_nodes(glossary_text([e for e, _ in entries]),
-                                          offset=self.content_offset)
+        parsed = self.parse_text_to_nodes(glossary_text([e for e, _ in entries]), offset=self.content_offset)
         line_of_term = {names(e)[0]: line for e, line in entries}
         for item in (n for node in parsed for n in node.findall(nodes.definition_list_item)):
             terms = [t.astext() for t in item.findall(nodes.term)]
@@ -95,8 +94,11 @@ def _locate(item: nodes.Node, source: str, line: int) -> None:
 def collect_usage(app, doctree) -> None:
     """Record which terms each page links with {term}."""
     env = app.env
-    used = {node["reftarget"].lower() for node in doctree.findall(addnodes.pending_xref)
-            if node.get("reftype") == "term"}
+    used = {
+        node["reftarget"].lower()
+        for node in doctree.findall(addnodes.pending_xref)
+        if node.get("reftype") == "term"
+    }
     if used:
         documents(env, "term_usage")[env.docname] = used
 
@@ -104,9 +106,11 @@ def collect_usage(app, doctree) -> None:
 def term_anchors(env) -> dict[str, tuple[str, str]]:
     """Where each glossary term is defined: lowercased name -> (page, anchor),
     from the standard domain's documented ``get_objects()``."""
-    return {name.lower(): (doc, anchor)
-            for name, _, objtype, doc, anchor, _ in env.get_domain("std").get_objects()
-            if objtype == "term"}
+    return {
+        name.lower(): (doc, anchor)
+        for name, _, objtype, doc, anchor, _ in env.get_domain("std").get_objects()
+        if objtype == "term"
+    }
 
 
 def on_env_get_updated(app, env) -> list[str]:
@@ -123,18 +127,21 @@ def on_env_get_updated(app, env) -> list[str]:
     output_state.record(app, "term_anchors", anchors)
     if before == anchors:
         return []
-    moved = None if before is None else {n for n in anchors.keys() | before.keys()
-                                          if anchors.get(n) != before.get(n)}
-    return sorted(doc for doc, used in documents(env, "term_usage").items()
-                  if moved is None or used & moved)
+    moved = (
+        None
+        if before is None
+        else {n for n in anchors.keys() | before.keys() if anchors.get(n) != before.get(n)}
+    )
+    return sorted(doc for doc, used in documents(env, "term_usage").items() if moved is None or used & moved)
 
 
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     env = app.env
     for node in list(doctree.findall(kb_glossary_usage)):
         wanted = {t.lower() for t in node["terms"]}
-        pages = sorted(d for d, used in documents(env, "term_usage").items()
-                       if used & wanted and d != docname)
+        pages = sorted(
+            d for d, used in documents(env, "term_usage").items() if used & wanted and d != docname
+        )
         if not pages:
             node.replace_self([])
             continue
@@ -145,8 +152,9 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
             if i:
                 para += nodes.Text(" · ")
             title = env.titles[doc].astext() if doc in env.titles else doc
-            para += nodes.reference("", title, internal=True,
-                                    refuri=app.builder.get_relative_uri(docname, doc))
+            para += nodes.reference(
+                "", title, internal=True, refuri=app.builder.get_relative_uri(docname, doc)
+            )
         if more > 0:  # the page stays small however many articles use the term
             para += nodes.Text(f" 等 {len(pages)} 篇")
         node.replace_self(para)
@@ -160,5 +168,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("doctree-read", collect_usage)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("env-get-updated", on_env_get_updated)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 2}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

@@ -96,8 +96,9 @@ def _article_item(app, fromdoc: str, docname: str, meta: dict, tags: dict) -> no
     if meta.get("tags"):
         tagline = nodes.paragraph(classes=["kb-tags"])
         for tag in meta["tags"]:
-            tagline += nodes.inline("", "", link(app, fromdoc, f"tags/{tag}", tags.get(tag, tag)),
-                                    classes=["kb-tag"])
+            tagline += nodes.inline(
+                "", "", link(app, fromdoc, f"tags/{tag}", tags.get(tag, tag)), classes=["kb-tag"]
+            )
             tagline += nodes.Text(" ")
         item += tagline
     return item
@@ -147,8 +148,7 @@ def _render(app, node: kb_listing, fromdoc: str) -> list[nodes.Node]:
         return [blist]
     if node["kind"] == "guide":
         guide = fromdoc.split("/")[0]
-        blist = nodes.enumerated_list(classes=["kb-article-list"], enumtype="arabic",
-                                      prefix="", suffix=".")
+        blist = nodes.enumerated_list(classes=["kb-article-list"], enumtype="arabic", prefix="", suffix=".")
         for doc in guide_order(env, guide):
             blist += _article_item(app, fromdoc, doc, pages[doc], tags)
         return [blist]
@@ -162,8 +162,7 @@ def _render(app, node: kb_listing, fromdoc: str) -> list[nodes.Node]:
         for doc in docs:
             blist += _article_item(app, fromdoc, doc, pages[doc], tags)
         out.append(blist)
-    out.append(nodes.paragraph("", f"共 {len(pages)} 篇文章。",
-                               classes=["kb-count"]))
+    out.append(nodes.paragraph("", f"共 {len(pages)} 篇文章。", classes=["kb-count"]))
     return out
 
 
@@ -180,10 +179,14 @@ def _canonical(value) -> str:
 def listing_signature(env) -> dict:
     """Everything a listing page can show, per document."""
     stores = [documents(env, name) for name in SHOWN_IN_LISTINGS]
-    return {doc: (env.titles[doc].astext() if doc in env.titles else None,
-                  tuple(env.toctree_includes.get(doc, ())),
-                  *(_canonical(store.get(doc)) for store in stores))
-            for doc in env.found_docs}
+    return {
+        doc: (
+            env.titles[doc].astext() if doc in env.titles else None,
+            tuple(env.toctree_includes.get(doc, ())),
+            *(_canonical(store.get(doc)) for store in stores),
+        )
+        for doc in env.found_docs
+    }
 
 
 def on_env_updated(app, env) -> None:
@@ -219,5 +222,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-updated", on_env_updated)
     app.connect("env-get-updated", on_env_get_updated)
     app.connect("doctree-resolved", on_doctree_resolved)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 5}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 5}

@@ -53,8 +53,10 @@ def render(app, pagename: str) -> str:
             classes += " current-page"
         href = builder.get_relative_uri(pagename, doc)
         a_cls = "current reference internal" if doc == pagename else "reference internal"
-        return (f'<li class="{classes}"><a class="{a_cls}" href="{escape(href)}">'
-                f"{escape(text)}</a>{children}</li>")
+        return (
+            f'<li class="{classes}"><a class="{a_cls}" href="{escape(href)}">'
+            f"{escape(text)}</a>{children}</li>"
+        )
 
     items = []
     for top in env.toctree_includes.get(root, []):
@@ -65,9 +67,11 @@ def render(app, pagename: str) -> str:
             start, end = window(kids, pagename, size)
             rows = [link(d, _title(env, d), 2, d == pagename) for d in kids[start:end]]
             if end - start < len(kids):
-                rows.append(f'<li class="toctree-l2 kb-nav-more"><a class="reference internal" '
-                            f'href="{escape(builder.get_relative_uri(pagename, top))}">'
-                            f"全部 {len(kids)} 篇……</a></li>")
+                rows.append(
+                    f'<li class="toctree-l2 kb-nav-more"><a class="reference internal" '
+                    f'href="{escape(builder.get_relative_uri(pagename, top))}">'
+                    f"全部 {len(kids)} 篇……</a></li>"
+                )
             sub = f'<ul class="current">{"".join(rows)}</ul>' if rows else ""
         items.append(link(top, _title(env, top), 1, in_here, sub))
     return f'<ul class="current">{"".join(items)}</ul>' if items else ""

@@ -56,8 +56,7 @@ def related_all(env) -> dict[str, list[str]]:
                 shared[other] = 0
 
         def rank(other: str, doc=doc, shared=shared):
-            return (-shared[other], not (guides[doc] & guides[other]),
-                    pos.get(other, len(pos)), other)
+            return (-shared[other], not (guides[doc] & guides[other]), pos.get(other, len(pos)), other)
 
         out[doc] = sorted(shared, key=rank)[:RELATED]
     return out
@@ -87,8 +86,9 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     tagline = nodes.paragraph(classes=["kb-tags"])
     tagline += nodes.strong("", "标签：")
     for tag in meta.get("tags", []):
-        tagline += nodes.inline("", "", link(app, docname, f"tags/{tag}", names.get(tag, tag)),
-                                classes=["kb-tag"])
+        tagline += nodes.inline(
+            "", "", link(app, docname, f"tags/{tag}", names.get(tag, tag)), classes=["kb-tag"]
+        )
         tagline += nodes.Text(" ")
     footer += tagline
     rows = [doc for doc, _ in site(env).get("related", {}).get(docname, [])]
@@ -115,10 +115,13 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 def _page(app, pagename: str, title: str, items: list[tuple[str, str, str]], intro: str):
     rows = "".join(
         f'<li><a class="reference internal" href="{escape(href)}">{escape(text)}</a>'
-        f'{" — " + escape(note) if note else ""}</li>'
-        for href, text, note in items)
-    body = (f'<section id="tag-page"><h1>{escape(title)}</h1><p>{escape(intro)}</p>'
-            f'<ul class="kb-tag-list">{rows}</ul></section>')
+        f"{' — ' + escape(note) if note else ''}</li>"
+        for href, text, note in items
+    )
+    body = (
+        f'<section id="tag-page"><h1>{escape(title)}</h1><p>{escape(intro)}</p>'
+        f'<ul class="kb-tag-list">{rows}</ul></section>'
+    )
     return pagename, {"title": title, "body": body}, "page.html"
 
 
@@ -135,8 +138,7 @@ def on_collect_pages(app):
     for tag, docs in by_tag.items():
         page = f"tags/{tag}"
         items = [(rel(page, d), title_of(env, d), pages[d].get("summary", "")) for d in docs]
-        yield _page(app, page, f"标签：{names.get(tag, tag)}", items,
-                    f"共 {len(docs)} 篇文章带有这个标签。")
+        yield _page(app, page, f"标签：{names.get(tag, tag)}", items, f"共 {len(docs)} 篇文章带有这个标签。")
     items = [(rel("tags/index", f"tags/{t}"), names.get(t, t), f"{len(d)} 篇") for t, d in by_tag.items()]
     yield _page(app, "tags/index", "全部标签", items, "按标签浏览文章。")
 
@@ -146,5 +148,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-get-updated", on_env_get_updated)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("html-collect-pages", on_collect_pages)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 2}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

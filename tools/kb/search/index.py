@@ -36,9 +36,9 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
-from kb.site import output_state as kb_output_state
 from kb.pages.glossary import term_anchors
 from kb.search import pagefind as kb_pagefind
+from kb.site import output_state as kb_output_state
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +106,10 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
     if pagename == "search":
         glossary = app.builder.get_relative_uri("search", "glossary")
         anchors = {name: anchor for name, (_, anchor) in term_anchors(app.env).items()}
-        aliases = [{**entry, "url": f"{glossary}#{_term_id(anchors, entry)}"}
-                   for entry in load_aliases(Path(app.config.kb_data_dir))]
+        aliases = [
+            {**entry, "url": f"{glossary}#{_term_id(anchors, entry)}"}
+            for entry in load_aliases(Path(app.config.kb_data_dir))
+        ]
         context["kb_search_aliases"] = json_for_script(aliases)
 
 
@@ -128,8 +130,12 @@ def _term_id(anchors: dict[str, str], entry: dict) -> str:
         if name.lower() in anchors:
             return anchors[name.lower()]
     if anchors:  # a site without a glossary page (a test's) links no term at all
-        logger.warning("glossary entry %r is not a term on the glossary page: its search result "
-                       "would link nowhere", entry["names"][0], type="kb", subtype="search")
+        logger.warning(
+            "glossary entry %r is not a term on the glossary page: its search result would link nowhere",
+            entry["names"][0],
+            type="kb",
+            subtype="search",
+        )
     return ""
 
 
@@ -161,17 +167,23 @@ def on_build_finished(app, exception) -> None:
     outdir = Path(app.outdir)
     confdir = Path(app.confdir)
     if not kb_pagefind.binary(confdir).exists():
-        logger.warning("Pagefind is not installed (%s): run `npm ci` (make html does) "
-                       "to build the search index", kb_pagefind.binary(confdir),
-                       type="kb", subtype="search")
+        logger.warning(
+            "Pagefind is not installed (%s): run `npm ci` (make html does) to build the search index",
+            kb_pagefind.binary(confdir),
+            type="kb",
+            subtype="search",
+        )
         return
     # pages of removed sources are deleted first; then the index must forget them
     removed = kb_output_state.finish(app)
     failed = kb_pagefind.failure_file(outdir)
     if failed.exists():
-        logger.warning("the search index update after the previous build failed:\n%s\n"
-                       "It is rebuilt now.", failed.read_text(encoding="utf-8"),
-                       type="kb", subtype="search")
+        logger.warning(
+            "the search index update after the previous build failed:\n%s\nIt is rebuilt now.",
+            failed.read_text(encoding="utf-8"),
+            type="kb",
+            subtype="search",
+        )
         failed.unlink()
         stale = None
     else:
@@ -186,8 +198,7 @@ def on_build_finished(app, exception) -> None:
         return
     output = kb_pagefind.index(outdir, confdir)
     if output:
-        logger.warning("Pagefind failed to index %s:\n%s", outdir, output,
-                       type="kb", subtype="search")
+        logger.warning("Pagefind failed to index %s:\n%s", outdir, output, type="kb", subtype="search")
 
 
 def setup(app) -> dict[str, Any]:

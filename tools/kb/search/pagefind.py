@@ -44,7 +44,7 @@ def _acquire(site: Path):
     """The lock file of `site`, opened and locked (waits for a running index)."""
     path = _sibling(site, "pagefind-lock")
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "w")
+    handle = open(path, "w")  # noqa: SIM115 (held by the caller until the lock is released)
     fcntl.flock(handle, fcntl.LOCK_EX)
     return handle
 
@@ -72,8 +72,12 @@ def index(site: Path, confdir: Path, held: bool = False) -> str | None:
             shutil.rmtree(path, ignore_errors=True)
         # One fragment file per page (no --max-fragments): the search page
         # fetches a result's fragment by its id (_static/kb-search/fragment.js).
-        proc = subprocess.run([str(binary(confdir)), "--site", str(site), "--output-path", str(new),
-                               "--silent"], cwd=confdir, capture_output=True, text=True)
+        proc = subprocess.run(
+            [str(binary(confdir)), "--site", str(site), "--output-path", str(new), "--silent"],
+            cwd=confdir,
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0 or not (new / "pagefind-entry.json").exists():
             shutil.rmtree(new, ignore_errors=True)
             output = (proc.stderr or proc.stdout or f"exit status {proc.returncode}").strip()
@@ -97,9 +101,14 @@ def index_in_background(site: Path, confdir: Path, log: Path) -> None:
     waits for this run; nobody slips in before it starts.
     """
     with _acquire(site) as handle, open(log, "w") as out:
-        subprocess.Popen([sys.executable, __file__, "--locked", str(site), str(confdir)],
-                         stdout=out, stderr=subprocess.STDOUT, stdin=handle.fileno(),
-                         start_new_session=True, cwd=confdir)
+        subprocess.Popen(
+            [sys.executable, __file__, "--locked", str(site), str(confdir)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=handle.fileno(),
+            start_new_session=True,
+            cwd=confdir,
+        )
 
 
 def main(argv: list[str]) -> int:

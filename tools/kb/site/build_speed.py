@@ -65,8 +65,9 @@ def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
         return
     read_here = list(docnames)
     docnames.clear()  # nothing left for worker processes
-    for docname in status_iterator(read_here, "reading sources... ", "purple", len(read_here),
-                                   app.config.verbosity):
+    for docname in status_iterator(
+        read_here, "reading sources... ", "purple", len(read_here), app.config.verbosity
+    ):
         app.emit("env-purge-doc", env, docname)
         env.clear_doc(docname)
         app.builder.read_doc(docname)

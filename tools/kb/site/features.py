@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -46,12 +46,23 @@ def reading_minutes(text: str) -> int:
 def git_dates(root: Path) -> dict[str, str]:
     """Last commit date (YYYY-MM-DD) of every file under ``root``, by path relative to it."""
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root,
-                             capture_output=True, text=True, check=True).stdout.strip()
-        shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=root,
-                                 capture_output=True, text=True, check=True).stdout.strip()
-        log = subprocess.run(["git", "log", "--format=@%cs", "--name-only", "--", "."], cwd=root,
-                             capture_output=True, text=True, check=True).stdout
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        shallow = subprocess.run(
+            ["git", "rev-parse", "--is-shallow-repository"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        log = subprocess.run(
+            ["git", "log", "--format=@%cs", "--name-only", "--", "."],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return {}
     dates: dict[str, str] = {}
@@ -121,11 +132,13 @@ def on_page_context(app, pagename, templatename, context, doctree) -> None:
 
 
 def on_collect_pages(app):
-    body = ('<section id="not-found"><h1>页面不存在（404）</h1>'
-            "<p>你要找的页面不存在，可能已经移动或改名。</p>"
-            '<ul><li><a href="index.html">回到首页</a></li>'
-            '<li><a href="articles.html">浏览全部文章</a></li>'
-            '<li><a href="search.html">搜索本站</a></li></ul></section>')
+    body = (
+        '<section id="not-found"><h1>页面不存在（404）</h1>'
+        "<p>你要找的页面不存在，可能已经移动或改名。</p>"
+        '<ul><li><a href="index.html">回到首页</a></li>'
+        '<li><a href="articles.html">浏览全部文章</a></li>'
+        '<li><a href="search.html">搜索本站</a></li></ul></section>'
+    )
     yield "404", {"title": "页面不存在", "body": body, "kb_not_found": True}, "page.html"
 
 
@@ -142,8 +155,7 @@ def on_build_finished(app, exception) -> None:
         return
     base = app.config.html_baseurl
     if not base:
-        logger.warning("html_baseurl is not set: no sitemap.xml or feed.xml",
-                       type="kb", subtype="site")
+        logger.warning("html_baseurl is not set: no sitemap.xml or feed.xml", type="kb", subtype="site")
         return
     outdir = Path(app.outdir)
     pages = sorted(set(app.env.found_docs) | {f"tags/{t}" for t in _tag_slugs(app)})
@@ -155,9 +167,10 @@ def on_build_finished(app, exception) -> None:
         rows.append(f"  <url><loc>{url}</loc>{lastmod}</url>")
     (outdir / "sitemap.xml").write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-        + "\n".join(rows) + "\n</urlset>\n", encoding="utf-8")
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + "\n".join(rows) + "\n</urlset>\n",
+        encoding="utf-8",
+    )
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
     entries = []
     dated = sorted(_article_dates(app), key=lambda x: (x[1] or today, x[0]), reverse=True)
     for doc, date in dated:
@@ -167,14 +180,16 @@ def on_build_finished(app, exception) -> None:
         entries.append(
             f"  <entry>\n    <title>{escape(title_of(app.env, doc))}</title>\n"
             f'    <link href="{url}"/>\n    <id>{url}</id>\n    <updated>{when}</updated>\n'
-            f"    <summary>{escape(meta.get('summary', ''))}</summary>\n  </entry>")
+            f"    <summary>{escape(meta.get('summary', ''))}</summary>\n  </entry>"
+        )
     newest = max((_rfc3339(d) for _, d in dated if d), default=_rfc3339(today))
     (outdir / "feed.xml").write_text(
         '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom" xml:lang="zh-CN">\n'
         f"  <title>{escape(app.config.html_title)}</title>\n"
         f'  <link href="{escape(base)}"/>\n  <link rel="self" href="{escape(urljoin(base, "feed.xml"))}"/>\n'
-        f"  <id>{escape(base)}</id>\n  <updated>{newest}</updated>\n"
-        + "\n".join(entries) + "\n</feed>\n", encoding="utf-8")
+        f"  <id>{escape(base)}</id>\n  <updated>{newest}</updated>\n" + "\n".join(entries) + "\n</feed>\n",
+        encoding="utf-8",
+    )
 
 
 def _rfc3339(date: str) -> str:

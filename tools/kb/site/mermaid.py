@@ -46,11 +46,18 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.util import logging
-from sphinxcontrib.mermaid import (Mermaid, latex_visit_mermaid, man_visit_mermaid, mermaid,
-                                   texinfo_visit_mermaid, text_visit_mermaid)
+from sphinxcontrib.mermaid import (
+    Mermaid,
+    latex_visit_mermaid,
+    man_visit_mermaid,
+    mermaid,
+    texinfo_visit_mermaid,
+    text_visit_mermaid,
+)
 
 from kb.core.store import documents, site
 from kb.guard import untrusted as kb_untrusted
+
 logger = logging.getLogger(__name__)
 
 ENTRY = "mermaid.esm.min.mjs"
@@ -70,8 +77,9 @@ def _warn(message: str, *args, location=None) -> None:
 # -- reading: each diagram with its line -----------------------------------------
 
 
-REMOTE_IN_DIAGRAM = re.compile(r"(?:src\s*=|img\s*:|url\s*\(|@import)\s*['\"]?\s*(?:[a-z][a-z0-9+.-]*:)?//[^\s'\")]+",
-                               re.IGNORECASE)
+REMOTE_IN_DIAGRAM = re.compile(
+    r"(?:src\s*=|img\s*:|url\s*\(|@import)\s*['\"]?\s*(?:[a-z][a-z0-9+.-]*:)?//[^\s'\")]+", re.IGNORECASE
+)
 
 
 class LocatedMermaid(Mermaid):
@@ -84,27 +92,39 @@ class LocatedMermaid(Mermaid):
     def run(self, **kwargs) -> list[nodes.Node]:
         if self.arguments:
             # upstream reads any path it is given (a file of .git/, /dev/zero)
-            logger.warning("KB011 mermaid diagram read from the file %r: write the diagram in the "
-                           "page, inside the mermaid block", self.arguments[0],
-                           location=kb_untrusted.directive_location(self), type="kb",
-                           subtype="untrusted")
+            logger.warning(
+                "KB011 mermaid diagram read from the file %r: write the diagram in the "
+                "page, inside the mermaid block",
+                self.arguments[0],
+                location=kb_untrusted.directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
             return []
         remote = REMOTE_IN_DIAGRAM.search("\n".join(self.content))
         if remote:
             # mermaid renders these in the reader's browser: an <img> label, an
             # image shape, url() in an init directive or themeCSS
-            logger.warning("KB014 the diagram loads %r from another host in the reader's browser; "
-                           "draw it without remote images", remote.group(0)[:80],
-                           location="%s:%s" % self.state_machine.get_source_and_line(self.lineno),
-                           type="kb", subtype="untrusted")
+            logger.warning(
+                "KB014 the diagram loads %r from another host in the reader's browser; "
+                "draw it without remote images",
+                remote.group(0)[:80],
+                location="%s:%s" % self.state_machine.get_source_and_line(self.lineno),
+                type="kb",
+                subtype="untrusted",
+            )
             return []
         if "config" in self.options:
             try:
                 json.loads(self.options["config"])
             except ValueError as exc:  # upstream would stop the build with a traceback
-                logger.warning("KB060 mermaid :config: is not valid JSON (%s)", exc,
-                               location="%s:%s" % self.state_machine.get_source_and_line(
-                                   self.lineno), type="kb", subtype="mermaid")
+                logger.warning(
+                    "KB060 mermaid :config: is not valid JSON (%s)",
+                    exc,
+                    location="%s:%s" % self.state_machine.get_source_and_line(self.lineno),
+                    type="kb",
+                    subtype="mermaid",
+                )
                 return []
         result = super().run(**kwargs)
         source, line = self.state_machine.get_source_and_line(self.lineno)
@@ -169,23 +189,33 @@ def run_checker(app, codes: list[str]) -> tuple[dict[str, str | None], str | Non
     that was still being parsed when the time ran out, if it did)."""
     node = shutil.which(app.config.kb_mermaid_node)
     if node is None:
-        _warn("Node.js (%r) is not installed: it is needed to check the mermaid diagrams; "
-              "install Node 20 or later, then run `npm ci`", app.config.kb_mermaid_node)
+        _warn(
+            "Node.js (%r) is not installed: it is needed to check the mermaid diagrams; "
+            "install Node 20 or later, then run `npm ci`",
+            app.config.kb_mermaid_node,
+        )
         return {}, None
     logger.info("kb_mermaid: parsing %d mermaid diagram(s) with Node", len(codes))
     request = json.dumps({"config": app.config.mermaid_init_config, "diagrams": codes}, default=str)
     timed_out = False
     try:
-        proc = subprocess.run([node, str(CHECKER)], input=request.encode(), capture_output=True,
-                              timeout=app.config.kb_mermaid_timeout, cwd=CHECKER.parent)
+        proc = subprocess.run(
+            [node, str(CHECKER)],
+            input=request.encode(),
+            capture_output=True,
+            timeout=app.config.kb_mermaid_timeout,
+            cwd=CHECKER.parent,
+        )
         stdout, stderr = proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as exc:
         timed_out, stdout, stderr = True, exc.stdout, exc.stderr
     answers = _answers(stdout)
     fatal = next((a["fatal"] for a in answers if "fatal" in a), None)
     if fatal is not None:
-        _warn("mermaid could not be loaded in Node to check the diagrams (%s): run `npm ci` "
-               "(make html does)", summary(fatal))
+        _warn(
+            "mermaid could not be loaded in Node to check the diagrams (%s): run `npm ci` (make html does)",
+            summary(fatal),
+        )
         return {}, None
     results = {codes[a["i"]]: a["error"] for a in answers if isinstance(a.get("i"), int)}
     if timed_out:
@@ -193,8 +223,11 @@ def run_checker(app, codes: list[str]) -> tuple[dict[str, str | None], str | Non
         return results, stuck
     if len(results) < len(codes):
         tail = (stderr or b"").decode("utf-8", "replace").strip().splitlines()[-3:]
-        _warn("the mermaid checker (%s) stopped before it parsed every diagram: %s",
-              CHECKER.name, " ".join(tail) or f"exit status {proc.returncode}")
+        _warn(
+            "the mermaid checker (%s) stopped before it parsed every diagram: %s",
+            CHECKER.name,
+            " ".join(tail) or f"exit status {proc.returncode}",
+        )
     return results, None
 
 
@@ -204,8 +237,7 @@ def on_env_updated(app, env) -> None:
         return
     fingerprint = _fingerprint(app)
     keys = {code: _digest(fingerprint, code) for found in diagrams.values() for _, code, _ in found}
-    cache = {key: error for key, error in site(env).get("mermaid_parsed", {}).items()
-             if key in keys.values()}
+    cache = {key: error for key, error in site(env).get("mermaid_parsed", {}).items() if key in keys.values()}
     unseen = sorted({code for code, key in keys.items() if key not in cache})
     stuck = None
     if unseen:
@@ -221,15 +253,24 @@ def _report(app, diagrams, keys, cache, stuck: str | None) -> None:
             location = (docname, line)
             error = cache.get(keys[code])
             if error:
-                _warn("KB060 mermaid diagram does not parse: %s; fix the diagram's syntax "
-                      "(readers would see \"Syntax error in text\")", summary(error),
-                      location=location)
+                _warn(
+                    "KB060 mermaid diagram does not parse: %s; fix the diagram's syntax "
+                    '(readers would see "Syntax error in text")',
+                    summary(error),
+                    location=location,
+                )
             elif code == stuck:
-                _warn("KB060 mermaid took longer than %s s to parse this diagram; split it or "
-                      "simplify it", app.config.kb_mermaid_timeout, location=location)
+                _warn(
+                    "KB060 mermaid took longer than %s s to parse this diagram; split it or simplify it",
+                    app.config.kb_mermaid_timeout,
+                    location=location,
+                )
             if zoom:
-                _warn("KB060 the :zoom: option of mermaid is not supported here (it loads d3 "
-                      "from a CDN); remove it", location=location)
+                _warn(
+                    "KB060 the :zoom: option of mermaid is not supported here (it loads d3 "
+                    "from a CDN); remove it",
+                    location=location,
+                )
 
 
 # -- writing: the markup, the script and the files --------------------------------
@@ -273,8 +314,7 @@ def add_assets(app, pagename, templatename, context, doctree) -> None:
 
 def on_config_inited(app, config) -> None:
     if config.mermaid_d3_zoom:
-        _warn("KB060 mermaid_d3_zoom is not supported here (it loads d3 from a CDN); remove it "
-              "from conf.py")
+        _warn("KB060 mermaid_d3_zoom is not supported here (it loads d3 from a CDN); remove it from conf.py")
 
 
 def files_to_copy(dist: Path) -> list[Path]:
@@ -321,9 +361,14 @@ def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_mermaid_node", "node", "", types=[str])
     app.add_config_value("kb_mermaid_timeout", 120, "", types=[int])
     app.add_directive("mermaid", LocatedMermaid)
-    app.add_node(mermaid, html=(visit_mermaid_html, None), latex=(latex_visit_mermaid, None),
-                 texinfo=(texinfo_visit_mermaid, None), text=(text_visit_mermaid, None),
-                 man=(man_visit_mermaid, None))
+    app.add_node(
+        mermaid,
+        html=(visit_mermaid_html, None),
+        latex=(latex_visit_mermaid, None),
+        texinfo=(texinfo_visit_mermaid, None),
+        text=(text_visit_mermaid, None),
+        man=(man_visit_mermaid, None),
+    )
     app.setup_extension("kb.core.store")
     app.connect("doctree-read", collect_diagrams)
     app.connect("config-inited", on_config_inited)

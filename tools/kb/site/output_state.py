@@ -42,8 +42,7 @@ NOT_PAGES = ("_static", "_images", "_downloads", "_sources", "pagefind", ".doctr
 
 # One build per process: what the last complete build recorded, what this
 # build records, the generated pages it wrote, the pages it removed.
-_state: dict[str, Any] = {"before": {}, "now": {}, "generated": set(), "removed": 0,
-                         "finished": False}
+_state: dict[str, Any] = {"before": {}, "now": {}, "generated": set(), "removed": 0, "finished": False}
 
 
 def _path(app) -> Path:
