@@ -57,3 +57,19 @@ def test_many_pages_are_read_and_written_in_parallel(build_root):
     assert os.getpid() not in set().union(*read.values())
     assert set().union(*written.values()) - {os.getpid()}  # some in a worker
     assert gc.isenabled()
+
+
+def test_pages_read_here_are_checked_before_they_are_read(build_root):
+    """A page edited into another encoding, in a small incremental build: KB054
+    at its line, not a traceback, whatever the order of the extensions."""
+    from io import StringIO
+
+    from kb.guard.silent_loss import BuildStopped
+
+    app = build_root("ext-build-speed-guard", parallel=2)
+    (Path(app.srcdir) / "b.rst").write_bytes("Page b\n======\n\n编辑\n".encode("gbk"))
+    warnings = StringIO()
+    with pytest.raises(BuildStopped):
+        build_root("ext-build-speed-guard", parallel=2, freshenv=False, warning=warnings)
+    assert "KB054 the page is not UTF-8" in warnings.getvalue()
+    assert "b.rst:4" in warnings.getvalue()

@@ -61,6 +61,7 @@ def on_builder_inited(app) -> None:
 
 
 def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
+    _read_here.clear()  # one build at a time: nothing from a build that stopped
     if not docnames or len(docnames) >= app.config.kb_parallel_threshold:
         return
     read_here = list(docnames)
@@ -98,6 +99,10 @@ def setup(app) -> dict[str, Any]:
     app.add_builder(HTMLBuilder, override=True)
     app.connect("config-inited", on_config_inited)
     app.connect("builder-inited", on_builder_inited)
-    app.connect("env-before-read-docs", on_env_before_read_docs)
+    # Last of the handlers of this event (the default is 500): the others see
+    # the pages to read before they are read here and the list is emptied
+    # (kb.guard.silent_loss refuses a page over 1 MiB or not UTF-8 there),
+    # whatever the order of conf.py's extensions (tests/test_ext_build_speed.py).
+    app.connect("env-before-read-docs", on_env_before_read_docs, priority=900)
     app.connect("env-updated", on_env_updated)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
