@@ -30,3 +30,11 @@ def test_other_formats_still_write_the_diagram(build_root):
     app = build_root("ext-mermaid", buildername="text")
     # sphinxcontrib-mermaid's text visitor: the diagram type in brackets
     assert "[graph]" in (Path(app.outdir) / "index.txt").read_text(encoding="utf-8")
+
+
+def test_latex_uses_mermaid_cli_settings_as_upstream(build_root):
+    """Its LaTeX visitor reads mermaid-cli's settings: without them registered,
+    -b latex on a page with a diagram was an AttributeError; now it is
+    sphinxcontrib-mermaid's own warning (no mermaid-cli here)."""
+    app = build_root("ext-mermaid", buildername="latex")
+    assert "command 'mmdc' cannot be run" in app.warning.getvalue()

@@ -338,9 +338,11 @@ def on_build_finished(app, exception) -> None:
         shutil.copy2(src, dest)
 
 
-# sphinxcontrib-mermaid's config values (its README) that this site honours:
-# name -> (default, rebuild). Its others (output format, CDN versions and
-# local copies, mermaid-cli) have no effect here, so they are not offered.
+# sphinxcontrib-mermaid's config values (its README) that this site honours,
+# name -> (default, rebuild), and the mermaid-cli ones its LaTeX and Texinfo
+# visitors read (registered here with its defaults). Its others (output
+# format, CDN versions and local copies) have no effect here, so they are
+# not offered.
 MERMAID_CONFIG = {
     "mermaid_init_config": ({"startOnLoad": False}, "html"),
     "mermaid_config": (None, "env"),  # read by its directive
@@ -352,6 +354,12 @@ MERMAID_CONFIG = {
     "mermaid_fullscreen_button": ("⛶", "html"),
     "mermaid_fullscreen_button_opacity": ("50", "html"),
     "mermaid_d3_zoom": (False, "html"),  # refused (KB060)
+    "mermaid_cmd": ("mmdc", "html"),
+    "mermaid_cmd_shell": ("False", "html"),
+    "mermaid_params": ([], "html"),
+    "mermaid_verbose": (False, "html"),
+    "mermaid_sequence_config": (None, "html"),
+    "mermaid_pdfcrop": ("", "html"),
 }
 
 
