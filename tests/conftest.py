@@ -20,7 +20,7 @@ def sphinx_build(
     """Run the project's build (same options as the Makefile) and capture output.
 
     An incremental build may leave the search index to a background run
-    (kb_pagefind); unless told otherwise this waits for it, so a test sees
+    (kb.search.pagefind); unless told otherwise this waits for it, so a test sees
     the finished site.
     """
     cmd = [

@@ -18,9 +18,10 @@ own. Valid contributions share the group "valid", whose build must pass;
 the mistakes in code samples the group "snippets" (`make snippets`). Which
 cases share a group is written next to them in the test files.
 
-A case that needs a file name or a host of its own uses ``at.tag``; what
-each case must not publish is its own (a secret outside the copy, a host
-only it names), so that one case's leak fails its own test.
+A case that needs a file name or a host of its own uses ``at.tag``, so that
+a leaked host fails that case's test. The secret outside the copy is one for
+all cases (the ``secret`` fixture): a leak of it fails every test that looks
+for it, and the case is found from the published file that holds it.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def test_parallel_build_equals_serial_build(built, tmp_path):
     "extra",
     [
         (),
-        # few pages read but many to write: the write goes parallel (kb_build_speed)
+        # few pages read but many to write: the write goes parallel (kb.site.build_speed)
         ("-j", "2", "-D", "kb_parallel_threshold=3"),
     ],
     ids=["default", "parallel-write"],

@@ -626,7 +626,7 @@ def test_hostile_glossary_text_cannot_break_out_of_the_search_page_data(tiny_rep
 # -- 6. a build that failed fails again until its input is fixed ---------------------------
 # With -W --keep-going a build with warnings still saves the environment and
 # writes the pages; the next `make html` must not pass on the unchanged pages
-# (kb_rebuild_failed).
+# (kb.guard.rebuild_failed).
 
 
 def _warnings(proc, repo: Path) -> set[str]:
@@ -685,7 +685,7 @@ def failed_builds(tmp_path_factory, secret) -> dict:
     for add, _, _ in FAILED_BUILDS.values():
         add(repo, secret)
     runs["first"] = _make(repo, "html")
-    # Twice: the first rerun may come within kb_html_guard's 2 s of the page being written.
+    # Twice: the first rerun may come within kb.guard.html's 2 s of the page being written.
     runs["reruns"] = [_make(repo, "html") for _ in range(2)]
     for page, text in originals.items():
         (repo / page).write_text(text, encoding="utf-8")
@@ -710,7 +710,7 @@ def test_a_failed_build_fails_again_until_fixed_then_equals_a_full_build(failed_
     assert re.search(expected, first.stdout + first.stderr), (first.stdout + first.stderr)[-3000:]
     # nothing changed: the same failure, at the same place, and only the pages
     # that warned are read again (a full read here means the warnings' locations
-    # were not understood: see kb_rebuild_failed's docstring).
+    # were not understood: see kb.guard.rebuild_failed's docstring).
     for again in runs["reruns"]:
         out = again.stdout + again.stderr
         assert again.returncode != 0, out[-3000:]

@@ -1,5 +1,5 @@
 """List the number-bearing claims of article pages that the claims register
-does not cover yet (data/claims/<guide>/<slug>.yaml; see kb_claims).
+does not cover yet (data/claims/<guide>/<slug>.yaml; see kb.editorial.claims).
 
 Run:  python tools/claims.py docs/training/llm-training-10-tips.md [...]
       python tools/claims.py --all        # every claim unit, registered or not

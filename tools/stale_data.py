@@ -2,7 +2,7 @@
 
 Run by the scheduled workflow (.github/workflows/stale-data.yml), never by
 the build: a build must not break because of the calendar. The pages say
-so themselves (kb_claims adds a notice under such tables); this makes the
+so themselves (kb.editorial.claims adds a notice under such tables); this makes the
 editors see it.
 
 Run:  python tools/stale_data.py [--today YYYY-MM-DD]

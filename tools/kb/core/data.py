@@ -12,7 +12,7 @@ safe reader for that:
   neither the file nor the line.
 
 So every YAML text (a data file, or a page's front matter through
-``kb_frontmatter``) goes through :func:`parse_yaml`: it first scans the
+``kb.pages.frontmatter``) goes through :func:`parse_yaml`: it first scans the
 *events* of the text — nothing is constructed yet — and refuses anchors,
 aliases, explicit tags and nesting deeper than a cap, then composes the
 node tree to find duplicate keys, and only then builds Python objects. Its
@@ -500,7 +500,7 @@ def linkcheck_ignore(data_dir: Path) -> Loaded:
     return _linkcheck_ignore(path, _stamp(path))
 
 
-# The parts of the front-matter schema that kb_frontmatter fills in or relies on.
+# The parts of the front-matter schema that kb.pages.frontmatter fills in or relies on.
 SCHEMA_NEEDS = ("title", "guide", "tags", "also_in")
 
 

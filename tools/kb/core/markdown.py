@@ -1,7 +1,7 @@
 """A look at a page's Markdown blocks as MyST sees them, before MyST reads it.
 
-Used by ``kb_untrusted`` (MyST includes, found before MyST reads the file)
-and ``kb_no_silent_loss`` (nesting deeper than the parser keeps). The parser
+Used by ``kb.guard.untrusted`` (MyST includes, found before MyST reads the file)
+and ``kb.guard.silent_loss`` (nesting deeper than the parser keeps). The parser
 is MyST's own (``create_md_parser`` with the project's
 ``myst_enable_extensions``), so fences, colon fences, lists and quotes are
 found exactly where MyST finds them. Directive bodies are parsed again by

@@ -1,7 +1,7 @@
 """The claims register: every claim an engineer could act on, with its verdict.
 
 ``data/claims/<guide>/<slug>.yaml`` holds the register of one article (one
-schema, ``data/schemas/claims.schema.json``; one loader, ``kb_data``). Each
+schema, ``data/schemas/claims.schema.json``; one loader, ``kb.core.data``). Each
 entry names the claim as printed on the page, its kind, and a verdict:
 
 - ``verified``: a source (title, URL, the date it was read);
@@ -333,7 +333,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     section = next(iter(doctree.findall(nodes.section)), None)
     references = _references(entries, note_sources(app, doctree, docname))
     if section is not None and references is not None:
-        # the sources belong to the article: before its keywords and footer (kb_tags)
+        # the sources belong to the article: before its keywords and footer (kb.pages.tags)
         after = next(
             (
                 i

@@ -314,7 +314,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 
 def setup(app) -> dict[str, Any]:
-    # the 勘误 page is a listing: kb_listings writes it again when a note changes
+    # the 勘误 page is a listing: kb.pages.listings writes it again when a note changes
     app.setup_extension("kb.pages.listings")
     app.add_node(editor_notes_list)
     visitors = {name: (_plain_visit, _plain_visit) for name in ("latex", "text", "man", "texinfo")}

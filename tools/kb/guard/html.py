@@ -1,7 +1,7 @@
 """The written pages hold no script, redirect or third-party request that the
 site did not mean to ship, wherever it came from.
 
-``kb_untrusted`` and ``kb_no_raw_html`` refuse what pages say. Templates,
+``kb.guard.untrusted`` and ``kb.guard.raw_html`` refuse what pages say. Templates,
 the theme and other extensions write HTML too, and a pull request can change
 them, and a pull request can add files that browsers run as documents
 (an ``.html`` or ``.svg`` under ``_static/``, a download, an image). So once

@@ -111,7 +111,7 @@ MAX_PAGE_BYTES = 1 << 20
 
 def generated_names(app) -> set[str]:
     """Pages the build writes itself: a document of the same name would be
-    overwritten without a word (tags/ holds the tag pages, kb_tags)."""
+    overwritten without a word (tags/ holds the tag pages, kb.pages.tags)."""
     return set(app.config.html_additional_pages) | {"404", "genindex", "py-modindex"}
 
 

@@ -34,7 +34,7 @@ Where the file is read is the directive's business, so the checks sit where
 the path is known before anything is read: the ``literalinclude``,
 ``include`` (rST) and ``csv-table`` directives are replaced by subclasses
 that check first, and ``raw`` is refused outright (KB010, as raw HTML in
-Markdown is in ``kb_no_raw_html``). MyST's ``{include}`` reads the file in
+Markdown is in ``kb.guard.raw_html``). MyST's ``{include}`` reads the file in
 its own code, so Markdown pages are scanned for it in ``source-read`` (the
 include is blanked out before MyST parses the page), included text is
 scanned the same way in ``include-read``, and a transform refuses any node
@@ -343,7 +343,7 @@ def strip_page_settings(docname: str, text: str, where: str | None = None) -> st
             kb_data.parse_front_matter(block) if where is None else kb_data.parse_yaml(block, first_line=2)
         )
     except kb_data.YamlProblem:
-        return text  # kb_frontmatter reports it at its line and blanks the block
+        return text  # kb.pages.frontmatter reports it at its line and blanks the block
     settings = [
         key
         for key in (data if isinstance(data, dict) else {})
@@ -439,7 +439,7 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None):
 
 
 # What a page may publish as an image or a download: types a browser shows or
-# saves, never runs (SVG can carry script: kb_html_guard reads every one).
+# saves, never runs (SVG can carry script: kb.guard.html reads every one).
 IMAGE_TYPES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".svg"})
 DOWNLOAD_TYPES = IMAGE_TYPES | frozenset(
     {

@@ -70,7 +70,7 @@ CODES = {
 def load_guides(data_dir: Path) -> list[dict]:
     """data/guides.yaml: the guides in home-page order (key, title, blurb).
 
-    Only the valid entries; problems are reported by kb_data at config time.
+    Only the valid entries; problems are reported by kb.core.data at config time.
     """
     return kb_data.guides(data_dir).data
 
@@ -101,7 +101,7 @@ def load_schema(data_dir: Path) -> dict:
 
 @functools.lru_cache(maxsize=16)
 def _filled_schema(schema: kb_data.Loaded, tags: kb_data.Loaded, guides: kb_data.Loaded) -> dict:
-    # Unusable data files are reported by kb_data; validate what can be.
+    # Unusable data files are reported by kb.core.data; validate what can be.
     if schema.data is None:
         return {"type": "object"}
     filled = copy.deepcopy(schema.data)

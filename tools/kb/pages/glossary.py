@@ -41,7 +41,7 @@ USAGE_SHOWN = 8
 
 
 def load_glossary(data_dir: Path) -> list[dict]:
-    """The valid entries of data/glossary.yaml (kb_data reports the others)."""
+    """The valid entries of data/glossary.yaml (kb.core.data reports the others)."""
     return kb_data.glossary(data_dir).data
 
 

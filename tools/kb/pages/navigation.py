@@ -127,7 +127,7 @@ def nav_shown(app, env) -> dict[str, tuple]:
 
 def on_env_get_updated(app, env) -> list[str]:
     """Pages whose sidebar or previous / next show a title that changed,
-    compared with what the written pages show (kb_output_state)."""
+    compared with what the written pages show (kb.site.output_state)."""
     shown = nav_shown(app, env)
     before = kb_output_state.before(app, "nav")
     kb_output_state.record(app, "nav", shown)

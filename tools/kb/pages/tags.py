@@ -69,7 +69,7 @@ def on_env_get_updated(app, env) -> list[str]:
         return []  # no title, tag, guide or page changed: every list is as it was
     shown = {d: [(r, title_of(env, r)) for r in rows] for d, rows in related_all(env).items()}
     site(env)["related"] = shown  # what the pages written now show
-    # compared with what the written pages show (kb_output_state), not with
+    # compared with what the written pages show (kb.site.output_state), not with
     # the environment, which is saved before the pages are written
     kb_output_state.record(app, "related", shown)
     return sorted(d for d, rows in shown.items() if (before or {}).get(d) != rows)

@@ -7,7 +7,7 @@ browser side does not segment queries at all; see issue 3's measurements):
   ``_templates/search.html`` and runs ``_static/kb-search.js``;
 - after an HTML build, Pagefind (npm ``pagefind``, the extended binary with
   Chinese segmentation; config in ``pagefind.yml``) indexes the pages'
-  ``data-pagefind-body`` into ``<outdir>/pagefind/`` (``kb_pagefind``): in
+  ``data-pagefind-body`` into ``<outdir>/pagefind/`` (``kb.search.pagefind``): in
   the build when there is no index yet (a build from scratch, as in CI),
   otherwise after it, in the background, so that an incremental build
   returns once the HTML is written (``KB_SEARCH_SYNC=1`` makes every build

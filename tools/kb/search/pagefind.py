@@ -1,11 +1,11 @@
 """Run Pagefind over a built site: one run at a time, swapped in whole.
 
-Used by ``kb_search`` (not a Sphinx extension). Pagefind writes the new index
+Used by ``kb.search.index`` (not a Sphinx extension). Pagefind writes the new index
 next to the site and it replaces ``<site>/pagefind`` by renaming, so a reader
 never meets a half-written index; a lock file next to the site makes runs
 wait for each other, so the last build's run is the one that stays.
 
-``kb_search`` runs it in the build when the site has no index yet, and in
+``kb.search.index`` runs it in the build when the site has no index yet, and in
 the background after an incremental build (the HTML is ready first; at 1,000
 articles the index follows 5–10 s later). A background run that fails leaves
 ``.<site>.pagefind-failed`` with Pagefind's output; the next build reports it.

@@ -124,7 +124,7 @@ def remove_stale_static(app) -> None:
 def finish(app) -> int:
     """Once every page is written: remove stale pages, save what the pages
     show. Returns how many pages were removed. Runs once per build, from
-    whichever ``build-finished`` handler asks first (kb_search asks before
+    whichever ``build-finished`` handler asks first (kb.search.index asks before
     it indexes the site)."""
     if _state["finished"]:
         return _state["removed"]
