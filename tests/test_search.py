@@ -27,11 +27,25 @@ QUERIES = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(enco
 pytestmark = pytest.mark.browser
 
 
-def results_for(page, server: str, query: str) -> list[dict]:
+def results_for(page, server: str, query: str, *, typed: bool = False) -> list[dict]:
     """Rank-ordered results of the search page: url (docname), title, and
-    the section links (docname#id)."""
-    page.goto(f"{server}/search.html?q={urllib.parse.quote(query)}")
-    page.wait_for_selector("#search-results[data-search-done]", state="attached", timeout=20_000)
+    the section links (docname#id).
+
+    The page opens search.html?q=…; with `typed`, a search page already open
+    gets the query typed into its box instead (as a reader asks a second
+    question: the engine stays loaded, so a long query set runs in a fraction
+    of the time)."""
+    if typed and page.url.startswith(f"{server}/search.html"):
+        page.fill("#kb-search-input", query)
+        page.wait_for_function(
+            "q => { const c = document.getElementById('search-results');"
+            " return c.hasAttribute('data-search-done') && c.dataset.searchQuery === q; }",
+            arg=query,
+            timeout=20_000,
+        )
+    else:
+        page.goto(f"{server}/search.html?q={urllib.parse.quote(query)}")
+        page.wait_for_selector("#search-results[data-search-done]", state="attached", timeout=20_000)
     rows = page.eval_on_selector_all(
         "[data-search-result]",
         "els => els.map(e => { const a = e.querySelector('a');"
@@ -97,7 +111,7 @@ def test_search_quality(page, server, capsys):
     ranks, zero, failures, section_hits, section_misses = [], [], [], 0, []
     answers = [item for item in QUERIES if "section" in item]
     for item in QUERIES:
-        rows = results_for(page, server, item["q"])
+        rows = results_for(page, server, item["q"], typed=True)
         if not rows:
             zero.append(item["q"])
         rank = next((i + 1 for i, r in enumerate(rows) if r["docname"] in item["expect"]), None)
