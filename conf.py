@@ -17,6 +17,10 @@ project = "51 算力知识库"
 author = "51 算力"
 copyright = "51 算力"
 language = "zh_CN"
+# furo ships no Chinese: locale/zh_CN/LC_MESSAGES/sphinx.po translates its
+# interface (Sphinx compiles it to .mo when it changes, gettext_auto_build);
+# kb.po there would translate our extensions' strings (kb.core.i18n).
+locale_dirs = [str(ROOT / "locale")]
 
 # -- General configuration ---------------------------------------------------
 
@@ -25,6 +29,7 @@ extensions = [
     "myst_parser",
     "sphinx_copybutton",
     "kb.core.data",
+    "kb.core.i18n",
     "kb.pages.frontmatter",
     "kb.guard.raw_html",
     "kb.guard.untrusted",
