@@ -49,7 +49,7 @@ browser: ## make sure Debian's chromium is there for the browser tests
 # What the site is built from. Folders count too: removing or renaming a file
 # changes its folder's time, and that is a change to build. (make -B html
 # builds whatever the times say.)
-SITE_INPUTS := $(shell find conf.py $(SOURCEDIR) data tools/kb _templates _static \
+SITE_INPUTS := $(shell find conf.py $(SOURCEDIR) data tools/kb _templates _static locale \
   pagefind.yml package-lock.json \( -name __pycache__ -o -name '.*' \) -prune -o -print 2>/dev/null)
 SITE_STAMP  := $(BUILDDIR)/html/.kb-built
 
