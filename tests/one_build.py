@@ -56,6 +56,7 @@ REPO_FILES = [
     "conf.py",
     "_static",
     "_templates",
+    "locale",
     "data",
     "tools",
     "docs",
