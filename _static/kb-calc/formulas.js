@@ -1,0 +1,156 @@
+// The calculators' formulas in the browser: a port of tools/kb/calc/formulas.py
+// (its docstring cites the sources: the ZeRO paper for model states, Korthikanti
+// et al. 2022 for activations). tests/calc_cases.yaml is checked against both,
+// with one tolerance (pytest and node --test), so the two cannot drift apart.
+// Pure functions, no DOM: calc.js draws the page.
+
+export const GB = 1e9;
+export const HORIZON_MONTHS = 36;
+
+export const depreciationPerSecond = (priceCny, years, days, hours) => priceCny / (years * days * hours * 3600);
+export const electricityPerSecond = (watts, kwhPrice) => (watts / 1000) * kwhPrice / 3600;
+
+export function breakEvenMonths(purchase, upkeepPerYear, rentPerHour, hoursPerMonth, resale = 0) {
+  const saving = rentPerHour * hoursPerMonth - upkeepPerYear / 12;
+  if (saving <= 0) return null;
+  return Math.max(purchase - resale, 0) / saving;
+}
+
+export const weightsGb = (paramsBillion, bytesPerParam) => (paramsBillion * 1e9 * bytesPerParam) / GB;
+export const kvCacheGb = (layers, kvHeads, headDim, context, batch, bytesPerValue) =>
+  (2 * layers * kvHeads * headDim * context * batch * bytesPerValue) / GB;
+
+export function activationsGb(seq, microBatch, hidden, layers, heads, recompute, bytesScale = 1) {
+  const sbh = seq * microBatch * hidden;
+  const perLayer = recompute ? 2 * sbh : sbh * (34 + (5 * heads * seq) / hidden);
+  return (perLayer * layers * bytesScale) / GB;
+}
+
+export function inferenceCost(v) {
+  const depreciation = depreciationPerSecond(v.gpu_price * v.usd_cny, v.years, v.days, v.hours) * v.gpus;
+  const electricity = electricityPerSecond(v.watts, v.kwh_price) * v.gpus;
+  const ops = (depreciation * v.ops_share) / 100;
+  const perSecond = depreciation + electricity + ops;
+  const perRequest = perSecond / v.qps;
+  return {
+    depreciation,
+    electricity,
+    ops,
+    per_second: perSecond,
+    per_request: perRequest,
+    per_million_tokens: (perRequest / v.tokens) * 1e6,
+  };
+}
+
+export function rentVsBuy(v) {
+  const rentMonth = v.rent * v.hours;
+  const ownMonth = v.upkeep / 12;
+  const net = v.purchase - v.resale;
+  const months = [...Array(HORIZON_MONTHS + 1).keys()];
+  return {
+    rent_per_month: rentMonth,
+    own_per_month: ownMonth,
+    break_even_months: breakEvenMonths(v.purchase, v.upkeep, v.rent, v.hours, v.resale),
+    own_36: net + ownMonth * HORIZON_MONTHS,
+    rent_36: rentMonth * HORIZON_MONTHS,
+    own_curve: months.map((m) => net + ownMonth * m),
+    rent_curve: months.map((m) => rentMonth * m),
+  };
+}
+
+// bytes per parameter: [weights, gradients, optimizer states K]
+const MODEL_STATE_BYTES = {
+  "mixed adam": [2, 2, 12],
+  "mixed sgd-momentum": [2, 2, 8],
+  "fp32 adam": [4, 4, 8],
+  "fp32 sgd-momentum": [4, 4, 4],
+};
+
+export function trainingMemory(v) {
+  const mixed = v.precision === "fp16-amp" || v.precision === "bf16-amp" ? "mixed" : "fp32";
+  const [w, g, k] = MODEL_STATE_BYTES[`${mixed} ${v.optimizer}`];
+  const stage = Number(v.zero);
+  const n = v.gpus;
+  const weights = weightsGb(v.params, w) / (stage >= 3 ? n : 1);
+  const gradients = weightsGb(v.params, g) / (stage >= 2 ? n : 1);
+  const optimizer = weightsGb(v.params, k) / (stage >= 1 ? n : 1);
+  const activations = activationsGb(
+    v.seq, v.micro_batch, v.hidden, v.layers, v.heads, v.checkpointing === "full", mixed === "mixed" ? 1 : 2,
+  );
+  return { weights, gradients, optimizer, activations, total: weights + gradients + optimizer + activations };
+}
+
+const WEIGHT_BYTES = { fp16: 2, int8: 1, int4: 0.5 };
+const KV_BYTES = { fp16: 2, int8: 1 };
+
+export function inferenceMemory(v) {
+  const weights = weightsGb(v.params, WEIGHT_BYTES[v.weight_precision]);
+  const kv = kvCacheGb(v.layers, v.kv_heads, v.head_dim, v.context, v.batch, KV_BYTES[v.kv_precision]);
+  return { weights, kv_cache: kv, total: weights + kv };
+}
+
+export const CALCULATORS = {
+  "inference-cost": inferenceCost,
+  "rent-vs-buy": rentVsBuy,
+  "training-memory": trainingMemory,
+  "inference-memory": inferenceMemory,
+};
+
+// -- inputs (formulas.py parse_input) ---------------------------------------------------
+
+export function parseInput(spec, raw, choices = null) {
+  if (spec.choices) {
+    const keys = choices || Object.keys(spec.choices);
+    const text = String(raw ?? "").trim();
+    return keys.includes(text) ? [text, null] : [null, "请从列表中选择"];
+  }
+  const text = String(raw ?? "").trim().replace(/[,，]/g, "");
+  if (text === "") return [null, "请填写数值"];
+  // Python's float(): decimal or exponent notation, nothing else ("0x10", "1e" refused)
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text)) return [null, "请输入数字"];
+  const value = Number(text);
+  if (!Number.isFinite(value)) return [null, "请输入数字"];
+  if (spec.integer && !Number.isInteger(value)) return [null, "请输入整数"];
+  if (value < spec.min) return [null, `不能小于 ${formatNumber(spec.min)}`];
+  if (value > spec.max) return [null, `不能大于 ${formatNumber(spec.max)}`];
+  return [value, null];
+}
+
+// -- numbers as readers read them (formulas.py format_number) ----------------------------
+
+const MONEY = ["元", "美元"];
+
+function fixed(value, decimals) {
+  const n = Math.floor(Math.abs(value) * 10 ** decimals + 0.5);
+  const digits = String(n).padStart(decimals + 1, "0");
+  const cut = digits.length - decimals;
+  const text = digits.slice(0, cut) + (decimals ? "." + digits.slice(cut) : "");
+  return (value < 0 && n ? "-" : "") + text;
+}
+
+function significant(value, digits = 3) {
+  const magnitude = Math.floor(Math.log10(Math.abs(value)));
+  const text = fixed(value, Math.max(digits - 1 - magnitude, 0));
+  return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+}
+
+function grouped(value) {
+  const text = fixed(value, 0);
+  const sign = text.startsWith("-") ? "-" : "";
+  return sign + text.slice(sign.length).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+export function formatNumber(value, unit = "") {
+  if (value === null || value === undefined) return "—";
+  const a = Math.abs(value);
+  const money = MONEY.some((m) => unit.startsWith(m));
+  let text;
+  let suffix = "";
+  if (a === 0) text = "0";
+  else if (money && a >= 1e8) [text, suffix] = [significant(value / 1e8, 4), " 亿"];
+  else if (money && a >= 1e4) [text, suffix] = [significant(value / 1e4, 4), " 万"];
+  else if (a >= 100) text = grouped(value);
+  else text = significant(value);
+  if (!unit) return text + suffix;
+  return suffix ? `${text}${suffix}${unit}` : `${text} ${unit}`;
+}

@@ -1,0 +1,77 @@
+"""The calculators' formulas (tools/kb/calc/formulas.py) against the shared cases
+of tests/calc_cases.yaml; tests/js/calc.test.mjs checks the same cases against
+the browser's port (_static/kb-calc/formulas.js), run here too."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from kb.calc import formulas
+
+ROOT = Path(__file__).resolve().parent.parent
+# JSON, which is YAML too: Node reads the same file without a YAML library
+CASES = json.loads((ROOT / "tests" / "calc_cases.yaml").read_text(encoding="utf-8"))
+TOLERANCE = CASES["tolerance"]
+
+
+def close(got, want) -> bool:
+    if want is None or got is None:
+        return got is want
+    return math.isclose(got, want, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+
+
+@pytest.mark.parametrize("case", CASES["compute"], ids=lambda c: c["case"])
+def test_formulas_give_the_worked_out_values(case):
+    values = {**formulas.defaults(case["calculator"]), **case["inputs"]}
+    got = formulas.compute(case["calculator"], values)
+    wrong = {k: (got[k], want) for k, want in case["expect"].items() if not close(got[k], want)}
+    assert wrong == {}, f"{case['case']}: {wrong} ({case['why']})"
+
+
+@pytest.mark.parametrize(("value", "unit", "shown"), CASES["format"])
+def test_numbers_are_shown_with_their_unit_in_chinese_style(value, unit, shown):
+    assert formulas.format_number(value, unit) == shown
+
+
+@pytest.mark.parametrize(("low", "high", "integer", "raw", "value", "message"), CASES["parse"])
+def test_what_a_reader_types_is_a_number_in_range_or_a_message(low, high, integer, raw, value, message):
+    spec = {"min": low, "max": high, "integer": integer}
+    assert formulas.parse_input(spec, raw) == (value, message)
+
+
+def test_every_calculator_has_cases_and_every_output_is_checked():
+    specs = formulas.specs()
+    assert set(specs) == set(formulas.CALCULATORS)
+    for name, spec in specs.items():
+        checked = {k for c in CASES["compute"] if c["calculator"] == name for k in c["expect"]}
+        assert {o["name"] for o in spec["outputs"]} - {"own_36", "rent_36"} <= checked | {
+            "rent_per_month",
+            "own_per_month",
+        }, name
+
+
+def test_the_defaults_are_valid_inputs():
+    for name, spec in formulas.specs().items():
+        for item in spec["inputs"]:
+            if item.get("choices") == "gpus":
+                continue
+            value, message = formulas.parse_input(item, item["default"])
+            assert message is None, (name, item["name"], message)
+
+
+def test_the_browser_port_passes_the_same_cases():
+    """node --test on tests/js/calc.test.mjs: the same file of cases, the same tolerance."""
+    proc = subprocess.run(
+        ["node", "--experimental-default-type=module", "--test", "tests/js/calc.test.mjs"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    passed = int(re.search(r"^# pass (\d+)", proc.stdout, re.M).group(1))
+    assert passed >= len(CASES["compute"]) + len(CASES["format"]) + len(CASES["parse"])

@@ -1,0 +1,282 @@
+"""The knowledge base's formulas, one home: the calculators in the articles, their
+no-JavaScript tables and the claims register (tests/test_claims.py) compute with
+these functions; ``_static/kb-calc/formulas.js`` is their port for the browser.
+``tests/calc_cases.yaml`` holds the shared cases (inputs -> outputs) that
+pytest checks here and ``node --test`` checks there, with one tolerance.
+
+Each calculator is a function of a dict of named inputs (names, units, limits
+and defaults: ``specs.json`` beside this file, which the pages embed for the
+browser) returning a dict of named outputs:
+
+- ``inference_cost``: 元 per second (hardware depreciation, electricity, ops),
+  per request and per million tokens (推理成本拆解).
+- ``rent_vs_buy``: cumulative cost of owning and of renting month by month, and
+  the break-even month (GPU 算力租赁完全指南).
+- ``training_memory``: GB per GPU of weights, gradients, optimizer states and
+  activations. Model states follow the ZeRO paper (Rajbhandari et al. 2020,
+  https://arxiv.org/abs/1910.02054, §3.1 and Fig. 1): mixed-precision Adam keeps
+  2Ψ bytes of fp16 weights, 2Ψ of fp16 gradients and KΨ of optimizer states
+  with K = 12 (fp32 master weights, momentum, variance); ZeRO-1 divides the
+  optimizer states by the number of data-parallel GPUs N, ZeRO-2 also the
+  gradients, ZeRO-3 also the weights. Activations follow Korthikanti et al. 2022,
+  "Reducing Activation Recomputation in Large Transformer Models"
+  (https://arxiv.org/abs/2205.05198, §4.1, eq. 1): sbh(34 + 5as/h) bytes per
+  layer with 16-bit activations and no parallelism; with full recomputation only
+  each layer's input, 2sbh bytes, is kept. Both read 2026-12-01 (the activation
+  formula as restated in AWS Neuron's documentation, "Activation Memory
+  Reduction", and the paper's abstract on huggingface.co/papers/2205.05198).
+- ``inference_memory``: GB of weights and of the KV cache
+  (2 × layers × KV heads × head dim × context × batch × bytes).
+
+GB are 10^9 bytes, as the articles count them (7B × 2 bytes = 14GB).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+GB = 1e9
+HORIZON_MONTHS = 36
+SPECS_FILE = Path(__file__).with_name("specs.json")
+
+
+def specs() -> dict[str, Any]:
+    """The calculators' inputs and outputs (labels, units, limits, defaults)."""
+    return json.loads(SPECS_FILE.read_text(encoding="utf-8"))
+
+
+# -- scalar formulas (the claims register calls these too) ---------------------------
+
+
+def depreciation_per_second(price_cny: float, years: float, days: float, hours: float) -> float:
+    """元 per second of use: the price spread over the seconds of use."""
+    return price_cny / (years * days * hours * 3600)
+
+
+def electricity_per_second(watts: float, kwh_price: float) -> float:
+    """元 per second: watts / 1000 kW × 元/kWh / 3600 s."""
+    return watts / 1000 * kwh_price / 3600
+
+
+def break_even_months(
+    purchase: float, upkeep_per_year: float, rent_per_hour: float, hours_per_month: float, resale: float = 0
+) -> float | None:
+    """Months until owning has cost no more than renting; None if never (renting
+    costs no more per month than owning's upkeep)."""
+    saving = rent_per_hour * hours_per_month - upkeep_per_year / 12
+    if saving <= 0:
+        return None
+    return max(purchase - resale, 0) / saving
+
+
+def weights_gb(params_billion: float, bytes_per_param: float) -> float:
+    """GB of weights: parameters × bytes per parameter."""
+    return params_billion * 1e9 * bytes_per_param / GB
+
+
+def kv_cache_gb(
+    layers: int, kv_heads: int, head_dim: int, context: int, batch: int, bytes_per_value: float
+) -> float:
+    """GB of KV cache: K and V for every layer, KV head, position and sequence."""
+    return 2 * layers * kv_heads * head_dim * context * batch * bytes_per_value / GB
+
+
+def activations_gb(
+    seq: int, micro_batch: int, hidden: int, layers: int, heads: int, recompute: bool, bytes_scale: float = 1
+) -> float:
+    """GB of activations kept for the backward pass (Korthikanti et al. 2022, eq. 1;
+    full recomputation keeps 2sbh per layer). ``bytes_scale`` 2 for FP32."""
+    sbh = seq * micro_batch * hidden
+    per_layer = 2 * sbh if recompute else sbh * (34 + 5 * heads * seq / hidden)
+    return per_layer * layers * bytes_scale / GB
+
+
+# -- the four calculators ---------------------------------------------------------------
+
+
+def inference_cost(v: dict[str, float]) -> dict[str, Any]:
+    gpus = v["gpus"]
+    depreciation = (
+        depreciation_per_second(v["gpu_price"] * v["usd_cny"], v["years"], v["days"], v["hours"]) * gpus
+    )
+    electricity = electricity_per_second(v["watts"], v["kwh_price"]) * gpus
+    ops = depreciation * v["ops_share"] / 100
+    per_second = depreciation + electricity + ops
+    per_request = per_second / v["qps"]
+    return {
+        "depreciation": depreciation,
+        "electricity": electricity,
+        "ops": ops,
+        "per_second": per_second,
+        "per_request": per_request,
+        "per_million_tokens": per_request / v["tokens"] * 1e6,
+    }
+
+
+def rent_vs_buy(v: dict[str, float]) -> dict[str, Any]:
+    rent_month = v["rent"] * v["hours"]
+    own_month = v["upkeep"] / 12
+    net = v["purchase"] - v["resale"]
+    months = range(HORIZON_MONTHS + 1)
+    return {
+        "rent_per_month": rent_month,
+        "own_per_month": own_month,
+        "break_even_months": break_even_months(
+            v["purchase"], v["upkeep"], v["rent"], v["hours"], v["resale"]
+        ),
+        "own_36": net + own_month * HORIZON_MONTHS,
+        "rent_36": rent_month * HORIZON_MONTHS,
+        "own_curve": [net + own_month * m for m in months],
+        "rent_curve": [rent_month * m for m in months],
+    }
+
+
+# bytes per parameter: (weights, gradients, optimizer states K) by precision and optimizer
+MODEL_STATE_BYTES = {
+    ("mixed", "adam"): (2, 2, 12),
+    ("mixed", "sgd-momentum"): (2, 2, 8),  # fp32 master weights + momentum
+    ("fp32", "adam"): (4, 4, 8),  # momentum + variance; the weights are the master copy
+    ("fp32", "sgd-momentum"): (4, 4, 4),
+}
+
+
+def training_memory(v: dict[str, Any]) -> dict[str, Any]:
+    mixed = "mixed" if v["precision"] in ("fp16-amp", "bf16-amp") else "fp32"
+    w, g, k = MODEL_STATE_BYTES[mixed, v["optimizer"]]
+    stage, n = int(v["zero"]), v["gpus"]
+    weights = weights_gb(v["params"], w) / (n if stage >= 3 else 1)
+    gradients = weights_gb(v["params"], g) / (n if stage >= 2 else 1)
+    optimizer = weights_gb(v["params"], k) / (n if stage >= 1 else 1)
+    activations = activations_gb(
+        v["seq"],
+        v["micro_batch"],
+        v["hidden"],
+        v["layers"],
+        v["heads"],
+        v["checkpointing"] == "full",
+        1 if mixed == "mixed" else 2,
+    )
+    return {
+        "weights": weights,
+        "gradients": gradients,
+        "optimizer": optimizer,
+        "activations": activations,
+        "total": weights + gradients + optimizer + activations,
+    }
+
+
+WEIGHT_BYTES = {"fp16": 2, "int8": 1, "int4": 0.5}
+KV_BYTES = {"fp16": 2, "int8": 1}
+
+
+def inference_memory(v: dict[str, Any]) -> dict[str, Any]:
+    weights = weights_gb(v["params"], WEIGHT_BYTES[v["weight_precision"]])
+    kv = kv_cache_gb(
+        v["layers"], v["kv_heads"], v["head_dim"], v["context"], v["batch"], KV_BYTES[v["kv_precision"]]
+    )
+    return {"weights": weights, "kv_cache": kv, "total": weights + kv}
+
+
+CALCULATORS = {
+    "inference-cost": inference_cost,
+    "rent-vs-buy": rent_vs_buy,
+    "training-memory": training_memory,
+    "inference-memory": inference_memory,
+}
+
+
+# -- inputs: what a reader (or a directive option, or a URL) typed ----------------------
+
+
+# decimal or exponent notation only: not "inf", "nan", "1_000" or "0x10" (formulas.js: the same)
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", re.IGNORECASE)
+
+
+def parse_input(spec: dict, raw: Any, choices: list[str] | None = None) -> tuple[Any, str | None]:
+    """(value, None) or (None, message): one rule for the page and the browser
+    (formulas.js parseInput): a number within the limits, an integer where asked,
+    or one of the choices."""
+    if "choices" in spec:
+        keys = choices if choices is not None else list(spec["choices"])
+        text = str(raw).strip()
+        return (text, None) if text in keys else (None, "请从列表中选择")
+    text = str(raw).strip().replace(",", "").replace("，", "")
+    if text == "":
+        return None, "请填写数值"
+    if not NUMBER.fullmatch(text):
+        return None, "请输入数字"
+    value = float(text)
+    if not math.isfinite(value):
+        return None, "请输入数字"
+    if spec.get("integer") and value != int(value):
+        return None, "请输入整数"
+    if value < spec["min"]:
+        return None, f"不能小于 {format_number(spec['min'])}"
+    if value > spec["max"]:
+        return None, f"不能大于 {format_number(spec['max'])}"
+    return (int(value) if spec.get("integer") else value), None
+
+
+def defaults(name: str) -> dict[str, Any]:
+    return {i["name"]: i["default"] for i in specs()[name]["inputs"]}
+
+
+def compute(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    return CALCULATORS[name](values)
+
+
+# -- numbers as readers read them ---------------------------------------------------------
+
+MONEY = ("元", "美元")
+
+
+def _fixed(value: float, decimals: int) -> str:
+    """``value`` rounded half away from zero to ``decimals`` places, by integer
+    arithmetic (the same steps as formulas.js, so both print the same digits)."""
+    n = math.floor(abs(value) * 10**decimals + 0.5)
+    digits = str(n).rjust(decimals + 1, "0")
+    text = digits[: len(digits) - decimals] + ("." + digits[len(digits) - decimals :] if decimals else "")
+    return ("-" if value < 0 and n else "") + text
+
+
+def _significant(value: float, digits: int = 3) -> str:
+    """``digits`` significant digits, in plain notation, without trailing zeros."""
+    magnitude = math.floor(math.log10(abs(value)))
+    text = _fixed(value, max(digits - 1 - magnitude, 0))
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _grouped(value: float) -> str:
+    text = _fixed(value, 0)
+    sign, body = ("-", text[1:]) if text.startswith("-") else ("", text)
+    groups = []
+    while len(body) > 3:
+        body, groups = body[:-3], [body[-3:], *groups]
+    return sign + ",".join([body, *groups])
+
+
+def format_number(value: float | None, unit: str = "") -> str:
+    """A number as the page shows it (formulas.js formatNumber does the same):
+    amounts of money from 10,000 in 万 or 亿; from 100 a whole number with
+    thousands separators; below, three significant digits."""
+    if value is None:
+        return "—"
+    a = abs(value)
+    suffix = ""
+    if a == 0:
+        text = "0"
+    elif unit.startswith(MONEY) and a >= 1e8:
+        text, suffix = _significant(value / 1e8, 4), " 亿"
+    elif unit.startswith(MONEY) and a >= 1e4:
+        text, suffix = _significant(value / 1e4, 4), " 万"
+    elif a >= 100:
+        text = _grouped(value)
+    else:
+        text = _significant(value)
+    if not unit:
+        return text + suffix
+    return f"{text}{suffix}{unit}" if suffix else f"{text} {unit}"
