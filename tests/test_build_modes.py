@@ -30,12 +30,6 @@ def tree(out: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def sources(tmp_path) -> Path:
-    """A copy of everything the build reads (no extra articles), so a test can edit pages."""
-    return make_kb(0, tmp_path / "kb")
-
-
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory) -> tuple[Path, Path]:
     """(folder, snapshot): sources built once in folder/kb -> folder/html, and a
@@ -48,17 +42,21 @@ def pristine(tmp_path_factory) -> tuple[Path, Path]:
     return folder, snapshot
 
 
-@pytest.fixture
-def built(pristine) -> tuple[Path, Path]:
+def restore(pristine) -> tuple[Path, Path]:
     """(sources, out): the sources and their full build, as the first build left
-    them; restored at the same place for each test (the environment the next
-    build reads names that place), instead of a full build per test."""
+    them, put back at the same place (the environment the next build reads
+    names that place), instead of a full build per test."""
     folder, snapshot = pristine
     for path in folder.iterdir():
         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
     for name in ("kb", "html"):
         shutil.copytree(snapshot / name, folder / name, symlinks=True)
     return folder / "kb", folder / "html"
+
+
+@pytest.fixture
+def built(pristine) -> tuple[Path, Path]:
+    return restore(pristine)
 
 
 def build(src: Path, out: Path, *extra: str):
@@ -68,54 +66,71 @@ def build(src: Path, out: Path, *extra: str):
     return proc
 
 
-def test_parallel_build_equals_serial_build(built, tmp_path):
-    sources, serial = built  # built without -j: serially
-    build(sources, tmp_path / "j2", "-j", "2")
-    one, two = tree(serial), tree(tmp_path / "j2")
-    assert one.keys() == two.keys()
-    assert [f for f in one if one[f] != two[f]] == []
+NEW_TITLE = "十个训练技巧（改名）"
+NEW_ALIAS = "斑马精度"
+# few pages read but many to write: the write goes parallel (kb.site.build_speed)
+PARALLEL = ("-j", "2", "-D", "kb_parallel_threshold=3")
 
 
-@pytest.mark.parametrize(
-    "extra",
-    [
-        (),
-        # few pages read but many to write: the write goes parallel (kb.site.build_speed)
-        ("-j", "2", "-D", "kb_parallel_threshold=3"),
-    ],
-    ids=["default", "parallel-write"],
-)
-def test_title_change_reaches_every_listing_without_full_rebuild(built, tmp_path, extra):
-    # the first build was serial, with the default threshold: neither option
-    # asks for a rebuild (kb_parallel_threshold's rebuild is ""), and a
-    # parallel build writes the same site (test_parallel_build_equals_serial_build)
-    sources, out = built
+def edit_title(sources: Path) -> None:
+    """A title edit: the title shows on listings, tag pages and other articles' 相关文章."""
     page = sources / "docs/training/llm-training-10-tips.md"
     text = page.read_text(encoding="utf-8")
-    text = text.replace("title: 大模型训练优化实战：提升效率的 10 个技巧", "title: 十个训练技巧（改名）", 1)
+    text = text.replace("title: 大模型训练优化实战：提升效率的 10 个技巧", f"title: {NEW_TITLE}", 1)
     page.write_text(
-        text.replace("# 大模型训练优化实战：提升效率的 10 个技巧", "# 十个训练技巧（改名）", 1),
-        encoding="utf-8",
+        text.replace("# 大模型训练优化实战：提升效率的 10 个技巧", f"# {NEW_TITLE}", 1), encoding="utf-8"
     )
-    untouched = out / "hardware/nvidia-lpu.html"
-    before = untouched.stat().st_mtime_ns
-    proc = build(sources, out, *extra)
-    # Sphinx reports parallel writing by chunks ("[ 50%] errata .. training/…")
+
+
+def edit_glossary(sources: Path) -> None:
+    """A new glossary alias: the search page carries it."""
+    glossary = sources / "data/glossary.yaml"
+    text = glossary.read_text(encoding="utf-8")
+    glossary.write_text(text.replace("aliases: [AMP, ", f"aliases: [AMP, {NEW_ALIAS}, ", 1), encoding="utf-8")
+
+
+def test_incremental_and_parallel_builds_equal_a_full_build(pristine, tmp_path):
+    """A title edit, then a glossary edit, each built incrementally (serially,
+    and with the write in parallel): every page that shows the title is
+    written again and no other; the search page gets the alias; and the end
+    equals a full build of the edited sources that read and wrote in
+    parallel, so serial and parallel builds agree too. (One full build serves
+    both chains.)"""
+    sources, out = restore(pristine)  # built serially, with the default threshold
+    edit_title(sources)
+    edit_glossary(sources)
+    full = tmp_path / "full"
+    proc = build(sources, full, *PARALLEL)
     plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", proc.stdout)  # colours, where CI asks for them
-    chunked = re.search(r"writing output\.\.\. \[\s*\d+%\] \S+ \.\. \S+", plain)
-    assert bool(chunked) == bool(extra), proc.stdout
-    assert "十个训练技巧（改名）" in (out / "articles.html").read_text(encoding="utf-8")
-    assert "十个训练技巧（改名）" in (out / "training/index.html").read_text(encoding="utf-8")
-    assert "十个训练技巧（改名）" in (out / "tags/memory.html").read_text(encoding="utf-8")
-    # an article that shows it under 相关文章 is written again
-    related = out / "training/training-optimization-tips.html"
-    assert "十个训练技巧（改名）" in related.read_text(encoding="utf-8").split("kb-article-footer")[1]
-    # and the rebuild was incremental: an unrelated page was not rewritten
-    assert untouched.stat().st_mtime_ns == before, proc.stdout
-    # the incremental result equals a full build of the edited sources
-    build(sources, tmp_path / "full", *extra)
-    inc, full = tree(out), tree(tmp_path / "full")
-    assert [f for f in full if inc.get(f) != full[f]] == []
+    assert re.search(r"reading sources\.\.\. \[\s*\d+%\] \S+ \.\. \S+", plain), proc.stdout
+    expected = tree(full)
+    # neither option asks for a rebuild (kb_parallel_threshold's rebuild is "")
+    for extra in [(), PARALLEL]:
+        sources, out = restore(pristine)
+        edit_title(sources)
+        untouched = out / "hardware/nvidia-lpu.html"
+        before = untouched.stat().st_mtime_ns
+        proc = build(sources, out, *extra)
+        # Sphinx reports parallel writing by chunks ("[ 50%] errata .. training/…")
+        plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", proc.stdout)
+        chunked = re.search(r"writing output\.\.\. \[\s*\d+%\] \S+ \.\. \S+", plain)
+        assert bool(chunked) == bool(extra), proc.stdout
+        for listing in ["articles.html", "training/index.html", "tags/memory.html"]:
+            assert NEW_TITLE in (out / listing).read_text(encoding="utf-8"), (extra, listing)
+        # an article that shows it under 相关文章 is written again
+        related = out / "training/training-optimization-tips.html"
+        assert NEW_TITLE in related.read_text(encoding="utf-8").split("kb-article-footer")[1], extra
+        # and the rebuild was incremental: an unrelated page was not rewritten
+        assert untouched.stat().st_mtime_ns == before, proc.stdout
+        edit_glossary(sources)
+        build(sources, out, *extra)
+        # the search page carries the new name (pages carry none: test_alias_marks.py)
+        kb_pagefind.wait(out)
+        group = next(e for e in search_aliases(out) if NEW_ALIAS in e["names"])
+        assert "AMP" in group["names"]
+        inc = tree(out)
+        assert [f for f in expected if inc.get(f) != expected[f]] == [], extra
+        assert inc.keys() == expected.keys(), extra
 
 
 def indexed_text(site: Path) -> str:
@@ -153,23 +168,6 @@ def search_aliases(site: Path) -> list[dict]:
             1
         )
     )
-
-
-def test_a_glossary_edit_reaches_the_search_page_and_equals_a_full_build(built, tmp_path):
-    """The search page carries the glossary's names of each term (pages carry
-    none: tests/test_alias_marks.py): a new alias is there after an incremental
-    build, which writes the same site as a full build."""
-    sources, out = built
-    glossary = sources / "data/glossary.yaml"
-    text = glossary.read_text(encoding="utf-8")
-    glossary.write_text(text.replace("aliases: [AMP, ", "aliases: [AMP, 斑马精度, ", 1), encoding="utf-8")
-    build(sources, out)
-    kb_pagefind.wait(out)
-    group = next(e for e in search_aliases(out) if "斑马精度" in e["names"])
-    assert "AMP" in group["names"]
-    build(sources, tmp_path / "full")  # the same pages as a full build
-    inc, full = tree(out), tree(tmp_path / "full")
-    assert [f for f in full if inc.get(f) != full[f]] == []
 
 
 def test_a_tag_dropped_from_the_vocabulary_fails_the_next_incremental_build(built):
