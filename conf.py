@@ -42,6 +42,7 @@ extensions = [
     "kb.pages.tags",
     "kb.search.index",
     "kb.pages.navigation",
+    "kb.calc.directive",
     "kb.site.mermaid",
     "kb.site.features",
     "kb.site.build_speed",

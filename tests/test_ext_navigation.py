@@ -32,12 +32,16 @@ def test_sidebar_shows_a_window_of_the_guide(build_root):
     assert 'class="toctree-checkbox"' in tree and "current-page" in tree
 
 
-def test_previous_next_stay_in_the_guide(build_root):
+def test_previous_next_read_on_across_guides(build_root):
     app = build_root("ext-nav")
-    last = (Path(app.outdir) / "guide" / "p15.html").read_text(encoding="utf-8")
-    first = (Path(app.outdir) / "guide" / "p01.html").read_text(encoding="utf-8")
-    assert 'class="next-page"' not in last  # would lead on to the other guide
+    out = Path(app.outdir)
+    last = (out / "guide" / "p15.html").read_text(encoding="utf-8")
+    first = (out / "guide" / "p01.html").read_text(encoding="utf-8")
+    other = (out / "other" / "index.html").read_text(encoding="utf-8")
+    # the last page of one guide leads on to the next guide, and back
+    assert re.search(r'class="next-page" href="\.\./other/index\.html"', last)
     assert re.search(r'class="prev-page" href="p14\.html"', last)
+    assert re.search(r'class="prev-page" href="\.\./guide/p15\.html"', other)
     assert re.search(r'class="next-page" href="p02\.html"', first)
 
 

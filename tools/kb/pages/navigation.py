@@ -8,7 +8,8 @@ around the current page, with a link to the guide's landing page that lists
 them all. Nothing to write in pages; the order is the toctrees' order.
 
 The window is ``kb_nav_window`` articles (default 9). Previous / next links
-at the bottom of a page stay within its guide.
+at the bottom of a page follow the toctrees across guides, so the site reads
+straight through: the last article of 训练 leads on to 推理.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from kb.core.i18n import _
 from kb.site import output_state as kb_output_state
 
 # The one call of Sphinx's ``toctree`` template function that this answers
@@ -70,7 +72,7 @@ def render(app, pagename: str) -> str:
                 rows.append(
                     f'<li class="toctree-l2 kb-nav-more"><a class="reference internal" '
                     f'href="{escape(builder.get_relative_uri(pagename, top))}">'
-                    f"全部 {len(kids)} 篇……</a></li>"
+                    f"{escape(_('全部 {count} 篇……').format(count=len(kids)))}</a></li>"
                 )
             sub = f'<ul class="current">{"".join(rows)}</ul>' if rows else ""
         items.append(link(top, _title(env, top), 1, in_here, sub))
@@ -93,15 +95,6 @@ class Toctree:
 def on_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
     if "toctree" in context:
         context["toctree"] = Toctree(app, pagename, context["toctree"])
-    # Previous / next stay inside the page's guide (its reading order): the
-    # last article of 训练 does not lead on to the 推理 landing page.
-    folder = pagename.split("/")[0]
-    if "/" in pagename:
-        row = (kb_output_state.current(app, "nav") or {}).get(pagename)
-        near = row[2] if row else (None, None)
-        for key, shown in zip(("prev", "next"), near):
-            if shown and shown[0].split("/")[0] != folder:
-                context[key] = None
 
 
 def nav_shown(app, env) -> dict[str, tuple]:
