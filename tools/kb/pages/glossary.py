@@ -10,6 +10,14 @@ name and each alias are terms, so ``{term}`AMP``` and ``{term}`混合精度```
 both link to it), its definition, the sections listed under ``see:``, and —
 generated, never stale — the pages that link the term with ``{term}``.
 
+For a Chinese reader: entries are sorted by the pinyin of their Chinese name
+(pypinyin; a Latin name by its letters), grouped under their first letter
+with a jump bar of the letters; the Chinese name is the headword. Every name
+of an entry links to one readable, stable anchor made from its ``id``:
+``glossary.html#term-mixed-precision``. Term links elsewhere carry the
+definition (``title``), which ``_static/kb-terms.js`` shows on hover and on
+keyboard focus.
+
 The entries come from ``kb_data.glossary`` (checked against
 ``data/schemas/glossary.schema.json``, unique ids and names; problems are
 KB04x warnings at their line of the YAML file, and only valid entries are
@@ -23,15 +31,16 @@ exist.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.domains.std import make_glossary_term
 from sphinx.util.docutils import SphinxDirective
 
 from kb.core import data as kb_data
+from kb.core.i18n import _
 from kb.core.store import documents
 from kb.pages.listings import holds_listing
 from kb.site import output_state
@@ -54,6 +63,28 @@ class kb_glossary_usage(nodes.General, nodes.Element):
     """Placeholder for "出现在" links, filled in ``doctree-resolved``."""
 
 
+def reading(name: str) -> tuple[str, ...]:
+    """The sort key of a name: its pinyin syllables, lowercase (Latin stays as is)."""
+    from pypinyin import lazy_pinyin
+
+    return tuple(s.lower() for s in lazy_pinyin(name) if s.strip())
+
+
+def initial(name: str) -> str:
+    """The letter a name is filed under (A–Z), or "#"."""
+    first = reading(name)[0][:1].upper() if reading(name) else ""
+    return first if "A" <= first <= "Z" else "#"
+
+
+def anchor(entry: dict) -> str:
+    """The page anchor of an entry, from its ASCII id: term-mixed-precision."""
+    return f"term-{entry['id']}"
+
+
+def letter_anchor(letter: str) -> str:
+    return "glossary-" + ("other" if letter == "#" else letter.lower())
+
+
 class GlossaryDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         holds_listing(self.env)
@@ -61,28 +92,45 @@ class GlossaryDirective(SphinxDirective):
         # the page is read again when glossary.yaml changes
         self.env.note_dependency(str(path))
         loaded = kb_data.glossary(Path(self.config.kb_data_dir))
-        entries = sorted(zip(loaded.data, loaded.lines), key=lambda e: e[0]["id"])
-        parsed = self.parse_text_to_nodes(glossary_text([e for e, _ in entries]), offset=self.content_offset)
-        line_of_term = {names(e)[0]: line for e, line in entries}
-        for item in (n for node in parsed for n in node.findall(nodes.definition_list_item)):
-            terms = [t.astext() for t in item.findall(nodes.term)]
-            # after each definition, a placeholder for the pages that use the term
-            item.next_node(nodes.definition).append(kb_glossary_usage(terms=terms))
-            if terms and terms[0] in line_of_term:
-                _locate(item, str(path.resolve()), line_of_term[terms[0]])
-        return parsed
+        entries = sorted(zip(loaded.data, loaded.lines), key=lambda e: (reading(e[0]["zh"]), e[0]["id"]))
+        groups: dict[str, list[tuple[dict, int]]] = {}
+        for entry, line in entries:
+            groups.setdefault(initial(entry["zh"]), []).append((entry, line))
+        jump = nodes.paragraph(classes=["kb-glossary-jump"])
+        jump += nodes.Text(_("按拼音首字母："))
+        out: list[nodes.Node] = [jump]
+        for letter, members in groups.items():
+            jump += nodes.reference("", letter, refid=letter_anchor(letter))
+            heading = nodes.rubric("", letter, ids=[letter_anchor(letter)], classes=["kb-glossary-letter"])
+            glossary = addnodes.glossary(sorted=False)  # in pinyin order already
+            dlist = nodes.definition_list(classes=["glossary"])
+            glossary += dlist
+            for entry, line in members:
+                dlist += self.entry_item(entry, str(path.resolve()), line)
+            out += [heading, glossary]
+        return out
 
-
-def glossary_text(entries: list[dict]) -> str:
-    """A MyST glossary of the entries: names as terms, definition, "详见" links."""
-    lines = ["```{glossary}", ":sorted:", ""]
-    for entry in entries:
-        lines += names(entry)
+    def entry_item(self, entry: dict, source: str, line: int) -> nodes.definition_list_item:
+        """One entry: every name a term linking to the entry's anchor, the headword first."""
+        item = nodes.definition_list_item()
+        node_id = anchor(entry)
+        for i, name in enumerate(names(entry)):
+            term = make_glossary_term(
+                self.env, [nodes.Text(name)], None, source, line, node_id, self.state.document
+            )
+            if i:  # the other names link to the headword's anchor; one id per page
+                term["ids"].remove(node_id)
+            term["classes"].append("kb-headword" if i == 0 else "kb-alias")
+            item += term
+        self.state.document.note_explicit_target(item.children[0])
         see = " · ".join(f"{{ref}}`{label}`" for label in entry.get("see", []))
-        lines.append(textwrap.indent(entry["def"].strip(), "  ") + (f"\n\n  详见：{see}" if see else ""))
-        lines.append("")
-    lines.append("```")
-    return "\n".join(lines)
+        text = entry["def"].strip() + ("\n\n" + _("详见：") + see if see else "")
+        definition = nodes.definition("", *self.parse_text_to_nodes(text, offset=self.content_offset))
+        # after the definition, a placeholder for the pages that use the term
+        definition += kb_glossary_usage(terms=names(entry))
+        item += definition
+        _locate(item, source, line)
+        return item
 
 
 def _locate(item: nodes.Node, source: str, line: int) -> None:
@@ -135,8 +183,41 @@ def on_env_get_updated(app, env) -> list[str]:
     return sorted(doc for doc, used in documents(env, "term_usage").items() if moved is None or used & moved)
 
 
+def definitions(app) -> dict[str, str]:
+    """Anchor -> the entry's definition as plain text, for term links' titles."""
+    return {
+        anchor(e): e["def"].strip().replace("`", "")
+        for e in kb_data.glossary(Path(app.config.kb_data_dir)).data
+    }
+
+
+def term_links(doctree) -> list[nodes.reference]:
+    """The links of a page made by ``{term}``."""
+    return [
+        ref
+        for ref in doctree.findall(nodes.reference)
+        if any(
+            "std-term" in child.get("classes", [])
+            for child in ref.children
+            if isinstance(child, nodes.Element)
+        )
+    ]
+
+
+def title_term_links(app, doctree) -> None:
+    """Give every term link the definition as its title."""
+    links = term_links(doctree)
+    defs = definitions(app) if links else {}
+    for ref in links:
+        text = defs.get(ref.get("refuri", "").rpartition("#")[2])
+        if text:
+            ref["reftitle"] = text
+
+
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     env = app.env
+    if app.builder.format == "html":
+        title_term_links(app, doctree)
     for node in list(doctree.findall(kb_glossary_usage)):
         wanted = {t.lower() for t in node["terms"]}
         pages = sorted(
@@ -146,7 +227,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
             node.replace_self([])
             continue
         para = nodes.paragraph(classes=["kb-term-usage"])
-        para += nodes.Text("出现在：")
+        para += nodes.Text(_("出现在："))
         shown, more = pages[:USAGE_SHOWN], len(pages) - USAGE_SHOWN
         for i, doc in enumerate(shown):
             if i:
@@ -156,8 +237,17 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
                 "", title, internal=True, refuri=app.builder.get_relative_uri(docname, doc)
             )
         if more > 0:  # the page stays small however many articles use the term
-            para += nodes.Text(f" 等 {len(pages)} 篇")
+            para += nodes.Text(_(" 等 {count} 篇").format(count=len(pages)))
         node.replace_self(para)
+
+
+def on_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    # the definition on hover and on keyboard focus too (a title shows on hover only)
+    if doctree is not None and any("reftitle" in ref for ref in term_links(doctree)):
+        app.add_js_file(TERM_SCRIPT, defer="defer")
+
+
+TERM_SCRIPT = "kb-terms.js"
 
 
 def setup(app) -> dict[str, Any]:
@@ -168,4 +258,5 @@ def setup(app) -> dict[str, Any]:
     app.connect("doctree-read", collect_usage)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("env-get-updated", on_env_get_updated)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
+    app.connect("html-page-context", on_page_context)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
