@@ -1,3 +1,10 @@
 // The reader's colour theme before the page is painted (furo's inline script,
 // as a file so that the Content-Security-Policy needs no 'unsafe-inline').
 document.body.dataset.theme = localStorage.getItem("theme") || "auto";
+
+// Phones: the contents drawer (furo's #__toc checkbox) closes once an entry
+// is tapped, so the reader sees the section they chose.
+document.addEventListener("click", (event) => {
+  const toc = document.getElementById("__toc");
+  if (toc?.checked && event.target.closest(".toc-drawer a")) toc.checked = false;
+});
