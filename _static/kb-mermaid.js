@@ -85,6 +85,27 @@ const drawAll = () => {
 
 // -- fullscreen -----------------------------------------------------------------
 
+// The button's icon is drawn, not a character: "⛶" (sphinxcontrib-mermaid's
+// default) is missing from most system fonts and showed as an empty box.
+const SVG = "http://www.w3.org/2000/svg";
+const expandIcon = () => {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("width", "18");
+  svg.setAttribute("height", "18");
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("class", "kb-mermaid-icon");
+  const path = document.createElementNS(SVG, "path");
+  path.setAttribute("d", "M4 9V4h5M15 4h5v5M20 15v5h-5M9 20H4v-5");
+  path.setAttribute("fill", "none");
+  path.setAttribute("stroke", "currentColor");
+  path.setAttribute("stroke-width", "2");
+  path.setAttribute("stroke-linecap", "round");
+  path.setAttribute("stroke-linejoin", "round");
+  svg.append(path);
+  return svg;
+};
+
 let dialog = null;
 
 const fullscreenDialog = () => {
@@ -129,7 +150,8 @@ const addFullscreenButtons = () => {
     button.type = "button";
     button.className = "kb-mermaid-fullscreen";
     button.setAttribute("aria-label", "全屏查看图示");
-    button.textContent = settings.button || "⛶";
+    if (settings.button) button.textContent = settings.button;
+    else button.append(expandIcon());
     button.style.opacity = settings.buttonOpacity || "50%";
     button.addEventListener("click", () => showFullscreen(el));
     container.append(el, button);
