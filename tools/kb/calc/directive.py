@@ -1,0 +1,447 @@
+"""Calculators and the GPU comparison table in the articles.
+
+In a page::
+
+    ```{calculator} inference-cost
+    ```
+
+    ```{calculator} training-memory
+    :zero: 2
+    :card: h100-sxm
+    ```
+
+    ```{gpu-spec-table}
+    ```
+
+``{calculator} NAME`` (one of ``kb.calc.formulas.CALCULATORS``) shows that
+calculator with the article's example as its defaults (``specs.json``); an
+option named after an input sets that input instead, checked like a reader's
+input. An unknown name is KB080, an unknown option or a bad value KB081, both
+at the directive's line, and the directive is left out.
+
+Every builder gets a static table of the example, computed at build time by
+``kb.calc.formulas``: the inputs, then each result with its unit and formula.
+That is all a reader without JavaScript (or an epub, a PDF) sees. In HTML the
+table sits in ``<div class="kb-calc" data-kb-calc="…">`` whose attribute holds
+the inputs' labels, limits and values, the outputs, the cards of
+``data/gpus.yaml`` and the messages; ``_static/kb-calc/calc.js`` turns it into
+a form (inputs in the URL's fragment, so a result can be shared), loaded with
+``calc.css`` on pages with a calculator only.
+
+``{gpu-spec-table}`` is the comparison table of ``data/gpus.yaml`` (kb.calc.gpus):
+empty cells say 未核实, prices and rents are marked as the articles' figures,
+and the sources follow with the date they were read. Options are refused
+(KB083).
+
+Both directives note their data files as dependencies, so a page is read
+again when they change. Nothing is kept in the environment.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from kb.calc import formulas, gpus
+from kb.core.i18n import _
+
+logger = logging.getLogger(__name__)
+
+
+def tr(text: str) -> str:
+    """The reader-visible text in the site's language (kb.core.i18n), as a plain str."""
+    return str(_(text))
+
+
+SCRIPT = "kb-calc/calc.js"
+STYLE = "kb-calc/calc.css"
+
+
+class calculator(nodes.General, nodes.Element):
+    """A calculator: its static table as children; ``config`` for the browser."""
+
+
+def _warn(code: str, message: str, location, subtype: str = "calc") -> None:
+    logger.warning(f"{code} {message}", location=location, type="kb", subtype=subtype)
+
+
+class AnyOption(dict):
+    """An option spec that takes any name, so that an unknown option is our
+    KB081 at its line rather than the parser's generic error."""
+
+    def __missing__(self, key):
+        return str
+
+    def __bool__(self) -> bool:  # MyST reads options only when the spec is truthy
+        return True
+
+
+def _data_dir(env) -> Path:
+    configured = Path(env.config.kb_data_dir)
+    return configured if configured.is_absolute() else Path(env.app.confdir) / configured
+
+
+def _table(header: list[str], rows: list[list[str]], widths: list[int], classes: list[str]) -> nodes.table:
+    table = nodes.table(classes=classes)
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    group.extend(nodes.colspec(colwidth=w) for w in widths)
+    head, body = nodes.thead(), nodes.tbody()
+    group += head
+    group += body
+    for target, cells in ((head, [header]), (body, rows)):
+        for cells_of_row in cells:
+            row = nodes.row()
+            for text in cells_of_row:
+                row += nodes.entry("", nodes.paragraph(text=text))
+            target += row
+    return table
+
+
+def card_label(card: dict) -> str:
+    memory = gpus.memory_of(card)
+    return card["model"] if memory is None else f"{card['model']}（{formulas.format_number(memory, 'GB')}）"
+
+
+def fits(cards: list[dict], total_gb: float) -> list[str]:
+    return [card["model"] for card in cards if (gpus.memory_of(card) or 0) >= total_gb]
+
+
+class CalculatorDirective(SphinxDirective):
+    optional_arguments = 1
+    has_content = False
+    option_spec = AnyOption()
+
+    def run(self) -> list[nodes.Node]:
+        location = self.get_location()
+        specs = formulas.specs()
+        name = self.arguments[0] if self.arguments else ""
+        if name not in specs:
+            _warn(
+                "KB080",
+                (f"unknown calculator {name!r}" if name else "the calculator has no name")
+                + f"; write one of: {', '.join(specs)}",
+                location,
+            )
+            return []
+        self.env.note_dependency(str(formulas.SPECS_FILE))
+        data_dir = _data_dir(self.env)
+        self.env.note_dependency(str(data_dir / "gpus.yaml"))
+        cards = gpus.cards(data_dir)
+        spec = specs[name]
+        inputs = {item["name"]: item for item in spec["inputs"]}
+        values = formulas.defaults(name)
+        ok = True
+        for option, raw in self.options.items():
+            item = inputs.get(option)
+            if item is None:
+                _warn(
+                    "KB081",
+                    f"{option!r} is not an input of {name}; use one of: {', '.join(inputs)}",
+                    location,
+                )
+                ok = False
+                continue
+            choices = [c["id"] for c in cards] if item.get("choices") == "gpus" else None
+            value, message = formulas.parse_input(item, raw, choices)
+            if message:
+                _warn(
+                    "KB081",
+                    f":{option}: {raw!r} is refused ({message}); "
+                    + (
+                        f"use one of: {', '.join(choices or item['choices'])}"
+                        if "choices" in item
+                        else f"give a number from {item['min']:g} to {item['max']:g}"
+                    ),
+                    location,
+                )
+                ok = False
+            else:
+                values[option] = value
+        card_ids = [c["id"] for c in cards]
+        if "card" in values and values["card"] not in card_ids:
+            _warn("KB081", f"the default card {values['card']!r} is not in data/gpus.yaml", location)
+            ok = False
+        if not ok:
+            return []
+        node = calculator(classes=["kb-calc"])
+        node["name"] = name
+        node["config"] = self.config_for_browser(name, spec, values, cards)
+        node += self.static_content(name, spec, values, cards)
+        self.set_source_info(node)
+        return [node]
+
+    def config_for_browser(self, name: str, spec: dict, values: dict, cards: list[dict]) -> dict:
+        def localized(item: dict) -> dict:
+            out = {**item, "label": tr(item["label"])}
+            if "unit" in item:
+                out["unit"] = tr(item["unit"])
+            if isinstance(item.get("choices"), dict):
+                out["choices"] = {k: tr(v) for k, v in item["choices"].items()}
+            elif item.get("choices") == "gpus":
+                out["choices"] = {c["id"]: card_label(c) for c in cards}
+            return out
+
+        return {
+            "name": name,
+            "title": tr(spec["title"]),
+            "inputs": [localized(i) for i in spec["inputs"]],
+            "outputs": [
+                {**o, "label": tr(o["label"]), "unit": tr(o["unit"]), "formula": tr(o["formula"])}
+                for o in spec["outputs"]
+            ],
+            "values": values,
+            "cards": [{"id": c["id"], "model": c["model"], "memory_gb": gpus.memory_of(c)} for c in cards],
+            "text": {
+                "inputs": tr("输入"),
+                "results": tr("结果"),
+                "item": tr("项目"),
+                "value": tr("数值"),
+                "formula": tr("公式"),
+                "fix": tr("请先更正标出的输入，结果才会更新。"),
+                "share": tr("本结果的链接（含以上输入）"),
+                "reset": tr("恢复文章的例子"),
+                "never": tr("按这些输入，自建不会比租赁便宜"),
+                "own": tr("自建累计"),
+                "rent": tr("租赁累计"),
+                "month": tr("月"),
+                "chart": tr("36 个月累计成本：自建与租赁"),
+                "fitsOn": tr("放得下的卡（只计显存容量）"),
+                "fitsNone": tr("规格表中没有放得下的卡"),
+                "fitsYes": tr("放得下"),
+                "fitsNo": tr("放不下"),
+                "unknown": tr("显存未核实的卡不列出"),
+                "breakEven": tr("回本点"),
+            },
+        }
+
+    def static_content(self, name: str, spec: dict, values: dict, cards: list[dict]) -> list[nodes.Node]:
+        result = formulas.compute(name, values)
+        choices = {c["id"]: card_label(c) for c in cards}
+        rows_in = []
+        for item in spec["inputs"]:
+            value = values[item["name"]]
+            if item.get("choices") == "gpus":
+                shown = choices.get(value, value)
+            elif "choices" in item:
+                shown = tr(item["choices"][str(value)])
+            else:
+                shown = formulas.format_number(value, tr(item.get("unit", "")))
+            rows_in.append([tr(item["label"]), shown])
+        rows_out = [
+            [tr(o["label"]), formulas.format_number(result[o["name"]], tr(o["unit"])), tr(o["formula"])]
+            for o in spec["outputs"]
+        ]
+        if name == "rent-vs-buy":
+            rows_out.insert(
+                3,
+                [
+                    tr("回本点（年）"),
+                    formulas.format_number(
+                        None if result["break_even_months"] is None else result["break_even_months"] / 12,
+                        tr("年"),
+                    ),
+                    tr("回本月数 ÷ 12"),
+                ],
+            )
+            for month in (12, 24):
+                rows_out.append(
+                    [
+                        tr("{m} 个月累计：自建 / 租赁").format(m=month),
+                        formulas.format_number(result["own_curve"][month], "元")
+                        + " / "
+                        + formulas.format_number(result["rent_curve"][month], "元"),
+                        tr("同上，按 {m} 个月").format(m=month),
+                    ]
+                )
+        if name == "training-memory":
+            card = next((c for c in cards if c["id"] == values["card"]), None)
+            memory = gpus.memory_of(card) if card else None
+            verdict = (
+                tr("显存未核实")
+                if memory is None
+                else (tr("放得下") if result["total"] <= memory else tr("放不下"))
+            )
+            rows_out.append(
+                [
+                    tr("是否放得下：{card}").format(card=choices[values["card"]]),
+                    verdict,
+                    tr("合计 ≤ 显卡显存"),
+                ]
+            )
+        if name == "inference-memory":
+            ok = fits(cards, result["total"])
+            rows_out.append(
+                [
+                    tr("放得下的卡（只计显存容量）"),
+                    "、".join(ok) if ok else tr("规格表中没有放得下的卡"),
+                    tr("合计 ≤ 显卡显存"),
+                ]
+            )
+        title = nodes.paragraph(classes=["kb-calc-title"])
+        title += nodes.strong(text=tr(spec["title"]))
+        title += nodes.Text(tr("（文章的例子；开启 JavaScript 后可以改输入）"))
+        return [
+            title,
+            _table([tr("输入"), tr("数值")], rows_in, [24, 20], ["kb-calc-static", "kb-calc-static-inputs"]),
+            _table(
+                [tr("结果"), tr("数值"), tr("公式")],
+                rows_out,
+                [22, 24, 50],
+                ["kb-calc-static", "kb-calc-static-results"],
+            ),
+        ]
+
+
+def visit_calculator_html(self, node: calculator) -> None:
+    config = html.escape(json.dumps(node["config"], ensure_ascii=False, separators=(",", ":")), quote=True)
+    self.body.append(f'<div class="kb-calc" data-kb-calc="{config}">\n')
+
+
+def depart_calculator_html(self, node: calculator) -> None:
+    self.body.append("</div>\n")
+
+
+def visit_passthrough(self, node) -> None:
+    """Other formats: the static table only (the node's children)."""
+
+
+def depart_passthrough(self, node) -> None:
+    pass
+
+
+# -- the comparison table --------------------------------------------------------------
+
+SPEC_COLUMNS = (
+    ("memory_gb", "显存", "GB"),
+    ("bandwidth_gbs", "显存带宽", "GB/s"),
+    ("fp16_tflops", "FP16/BF16 稠密算力", "TFLOPS"),
+    ("int8_tops", "INT8 稠密算力", "TOPS"),
+    ("tdp_w", "最大功耗", "W"),
+)
+
+
+def exact(value: float, unit: str = "") -> str:
+    """A vendor's figure as printed (no rounding), with thousands separators."""
+    text = f"{int(value):,}" if value == int(value) else f"{value:,}"
+    return f"{text} {unit}".strip()
+
+
+ACCUMULATE = {"fp32": "FP32 累加", "fp16": "FP16 累加", "unstated": "累加精度未注明"}
+
+
+class GpuSpecTableDirective(SphinxDirective):
+    has_content = False
+    option_spec = AnyOption()
+
+    def run(self) -> list[nodes.Node]:
+        if self.options or self.arguments:
+            _warn("KB083", "gpu-spec-table takes no argument or option; remove them", self.get_location())
+            return []
+        data_dir = _data_dir(self.env)
+        self.env.note_dependency(str(data_dir / "gpus.yaml"))
+        loaded = gpus.read(data_dir)
+        sources = loaded.data["sources"]
+        marks: dict[str, int] = {}
+
+        def mark(source_id: str) -> str:
+            marks.setdefault(source_id, len(marks) + 1)
+            return f"[{marks[source_id]}]"
+
+        rows = []
+        for card in loaded.data["cards"]:
+            row = [card["model"], card["vendor"]]
+            for field, _label, unit in SPEC_COLUMNS:
+                spec = card[field]
+                if "value" not in spec:
+                    row.append(tr("未核实"))
+                    continue
+                text = f"{exact(spec['value'], unit)} {mark(spec['source'])}"
+                if "from_sparse" in spec:
+                    text += tr("（稀疏 {v} 的一半）").format(v=exact(spec["from_sparse"]))
+                if "accumulate" in spec:
+                    text += f"（{tr(ACCUMULATE[spec['accumulate']])}）"
+                row.append(text)
+            prices = [
+                ("$" if p["currency"] == "USD" else "¥") + exact(p["value"]) + " " + mark(p["source"])
+                for p in card.get("prices", [])
+            ]
+            rents = [
+                "¥"
+                + (exact(r["low"]) if r["low"] == r["high"] else f"{exact(r['low'])}–{exact(r['high'])}")
+                + tr("/小时")
+                + (f"（{r['note']}）" if r.get("note") else "")
+                + " "
+                + mark(r["source"])
+                for r in card.get("rents", [])
+            ]
+            row += ["；".join(prices) or "—", "；".join(rents) or "—"]
+            rows.append(row)
+        header = (
+            [tr("型号"), tr("厂商")]
+            + [f"{tr(label)}（{unit}）" for _f, label, unit in SPEC_COLUMNS]
+            + [
+                tr("文章中的价格（无来源）"),
+                tr("文章中的租价（无来源）"),
+            ]
+        )
+        table = _table(header, rows, [16, 8, 10, 12, 24, 18, 8, 24, 28], ["kb-gpu-specs"])
+        note = nodes.paragraph(
+            text=tr(
+                "规格只取自厂商文件（官网、数据手册，或合作伙伴、经销商照原样转载的厂商规格表）；"
+                "没有读到厂商文件的数字留空，标为“未核实”，不用第三方规格网站的数字补上。"
+                "算力均为稠密（不计 2:4 稀疏）值。价格与租价是本站文章中的数字，文章没有给出来源。"
+            )
+        )
+        listing = nodes.enumerated_list(classes=["kb-gpu-sources"])
+        for source_id, _n in sorted(marks.items(), key=lambda kv: kv[1]):
+            source = sources[source_id]
+            item = nodes.paragraph()
+            if "url" in source:
+                item += nodes.reference("", source["title"], refuri=source["url"])
+            else:
+                item += nodes.Text(source["title"])
+            item += nodes.Text(tr("（{date} 查阅）").format(date=source["accessed"]))
+            listing += nodes.list_item("", item)
+        return [table, note, listing]
+
+
+def add_assets(app, pagename, templatename, context, doctree) -> None:
+    """calc.js and calc.css on pages with a calculator, and only there."""
+    if app.builder.format != "html" or doctree is None or doctree.next_node(calculator) is None:
+        return
+    app.add_css_file(STYLE)
+    app.add_js_file(SCRIPT, type="module")
+
+
+def check_data(app, config) -> None:
+    """data/gpus.yaml's problems once per build, at their lines (KB040–KB043, KB082)."""
+    from kb.core import data as kb_data
+
+    data_dir = Path(config.kb_data_dir)
+    if not data_dir.is_absolute():
+        data_dir = Path(app.confdir) / data_dir
+    kb_data.report(app, gpus.read(data_dir).problems)
+
+
+def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb.core.data")  # kb_data_dir
+    app.add_node(
+        calculator,
+        html=(visit_calculator_html, depart_calculator_html),
+        latex=(visit_passthrough, depart_passthrough),
+        text=(visit_passthrough, depart_passthrough),
+        man=(visit_passthrough, depart_passthrough),
+        texinfo=(visit_passthrough, depart_passthrough),
+    )
+    app.add_directive("calculator", CalculatorDirective)
+    app.add_directive("gpu-spec-table", GpuSpecTableDirective)
+    app.connect("config-inited", check_data)
+    app.connect("html-page-context", add_assets)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
