@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
+from kb.calc import formulas as kb_formulas
 from kb.editorial import claims as kb_claims
 from one_build import register
 from test_site import articles
@@ -39,7 +40,21 @@ _ALLOWED = (
     ast.Mult,
     ast.Div,
     ast.USub,
+    ast.Call,
+    ast.keyword,
 )
+# The formulas of the calculators (kb.calc.formulas) a register entry may call, so
+# that the articles' corrected figures and the calculators compute the same way.
+FORMULAS = {
+    name: getattr(kb_formulas, name)
+    for name in (
+        "depreciation_per_second",
+        "electricity_per_second",
+        "break_even_months",
+        "weights_gb",
+        "kv_cache_gb",
+    )
+}
 ENTRIES = [(doc, e) for doc, entries in sorted(REGISTERS.items()) for e in entries]
 
 
@@ -56,12 +71,16 @@ def note_text(text: str, label: str) -> str:
 
 
 def evaluate(formula: str, inputs: dict) -> float:
-    """Arithmetic only: + - * / and the named inputs."""
+    """Arithmetic only: + - * /, the named inputs and calls of FORMULAS."""
     tree = ast.parse(formula, mode="eval")
     for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED):
-            raise ValueError(f"{formula!r}: only + - * / and input names are allowed")
-    return eval(compile(tree, "<formula>", "eval"), {"__builtins__": {}}, dict(inputs))  # noqa: S307
+        if not isinstance(node, _ALLOWED) or (
+            isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in FORMULAS)
+        ):
+            raise ValueError(
+                f"{formula!r}: only + - * /, input names and the formulas {', '.join(FORMULAS)} are allowed"
+            )
+    return eval(compile(tree, "<formula>", "eval"), {"__builtins__": {}, **FORMULAS}, dict(inputs))  # noqa: S307
 
 
 def where(entry: dict) -> str:
@@ -184,7 +203,16 @@ def test_claim_units_skip_code_notes_and_front_matter():
 def test_formulas_refuse_anything_but_arithmetic():
     with pytest.raises(ValueError):
         evaluate("__import__('os')", {})
+    with pytest.raises(ValueError):
+        evaluate("(lambda: 1)()", {})
     assert evaluate("a * b / c", {"a": 2, "b": 3, "c": 4}) == 1.5
+    assert evaluate("break_even_months(p, 0, 1, 10)", {"p": 50}) == 5
+
+
+def test_the_calculators_formulas_give_the_registers_corrected_figures():
+    """The register calls kb.calc.formulas for the figures the calculators show."""
+    calls = {e["id"]: e["formula"] for _, e in ENTRIES if "formula" in e and "(" in e["formula"].split()[0]}
+    assert {"inference-depreciation", "inference-electricity", "rental-crossover-months"} <= set(calls), calls
 
 
 # -- what readers see ----------------------------------------------------------------------
