@@ -12,10 +12,12 @@ Two catalogs, both under ``locale_dirs`` (conf.py: ``locale/``):
   Sphinx reads it before its own translations and compiles it to ``.mo``
   itself (``gettext_auto_build``). For zh_CN it translates furo, which ships
   no Chinese.
-- ``<lang>/LC_MESSAGES/kb.po``: the strings of this package. This extension
-  compiles it when set up (Babel, which Sphinx itself uses for that), into
-  the doctree folder, not the repository, and registers it with
-  ``app.add_message_catalog``. zh_CN needs none: its strings are the source.
+- ``<lang>/LC_MESSAGES/kb.po``: the strings of this package, registered with
+  ``app.add_message_catalog`` when the builder starts. That reads a compiled
+  ``kb.mo``, and Sphinx compiles the catalogs of ``locale_dirs`` only later
+  in the build, so this extension compiles it first (with Babel, as Sphinx
+  does), beside the ``.po`` where Sphinx would write it: one ``.mo``, never
+  committed (.gitignore). zh_CN needs none: its strings are the source.
 
 ``sphinx-build -b gettext`` writes ``kb.pot`` beside the documents'
 templates: every ``_(…)`` / ``N_(…)`` string of the package, extracted with
@@ -33,7 +35,14 @@ from sphinx.util import logging
 CATALOG = "kb"
 PACKAGE = Path(__file__).resolve().parent.parent
 
-_ = get_translation(CATALOG)
+_translation = get_translation(CATALOG)
+
+
+def _(message: str) -> str:
+    """The translation of ``message`` in the build's language, as a str (Sphinx's
+    function returns a lazy proxy before a catalog is registered, which
+    ``str.join`` and docutils' attributes do not take)."""
+    return str(_translation(message))
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +63,13 @@ def catalog_files(app) -> list[Path]:
     return found
 
 
-def compile_catalog(po: Path, language: str, target: Path) -> Path:
-    """``po`` compiled to ``target/<language>/LC_MESSAGES/kb.mo``, if older."""
+def compile_catalog(po: Path, language: str) -> Path:
+    """``po`` compiled to the ``.mo`` beside it, unless that is newer."""
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
 
-    mo = target / language / "LC_MESSAGES" / f"{CATALOG}.mo"
+    mo = po.with_suffix(".mo")
     if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
-        mo.parent.mkdir(parents=True, exist_ok=True)
         with po.open("rb") as src:
             catalog = read_po(src, locale=language)
         tmp = mo.with_suffix(".tmp")
@@ -88,8 +96,7 @@ def extract(package: Path = PACKAGE):
 
 def on_builder_inited(app) -> None:
     for po in catalog_files(app):
-        # the doctree folder is the build's own: nothing compiled lands in the repository
-        app.add_message_catalog(CATALOG, compile_catalog(po, app.config.language, Path(app.doctreedir, "kb-locale")).parents[2])
+        app.add_message_catalog(CATALOG, compile_catalog(po, app.config.language).parents[2])
 
 
 def on_build_finished(app, exception) -> None:

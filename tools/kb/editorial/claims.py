@@ -47,6 +47,7 @@ from typing import Any
 from docutils import nodes
 
 from kb.core import data as kb_data
+from kb.core.i18n import _
 from kb.core.store import documents
 
 SCHEMA = "claims.schema.json"
@@ -192,7 +193,7 @@ def uncovered(text: str, entries: list[dict]) -> list[tuple[int, str]]:
 def on_page(text: str, claim: str) -> bool:
     """Whether a registered claim is still printed on the page."""
     return plain(claim) in plain(text) or plain(claim) in "\n".join(
-        plain(line) for _, line in _author_lines(text)
+        plain(line) for _number, line in _author_lines(text)
     )
 
 
@@ -226,9 +227,11 @@ UNDATED = "undated"
 
 def as_of_text(as_of: str) -> str:
     if as_of == UNDATED:
-        return "原文未注明"
+        return _("原文未注明")
     parts = as_of.split("-")
-    return f"{int(parts[0])} 年" + (f" {int(parts[1])} 月" if len(parts) > 1 else "")
+    if len(parts) > 1:
+        return _("{year} 年 {month} 月").format(year=int(parts[0]), month=int(parts[1]))
+    return _("{year} 年").format(year=int(parts[0]))
 
 
 def is_stale(as_of: str, today: dt.date) -> bool:
@@ -270,12 +273,12 @@ def _references(entries: list[dict], extra: list[dict] = ()) -> nodes.section | 
     if not sources:
         return None
     section = nodes.section(ids=["kb-sources"], classes=["kb-sources"])
-    section += nodes.title("", "参考来源")
+    section += nodes.title("", _("参考来源"))
     items = nodes.enumerated_list(enumtype="arabic", prefix="", suffix=".")
     for source in sources:
         para = nodes.paragraph()
         para += nodes.reference("", source["title"], refuri=source["url"])
-        para += nodes.Text(f"（{source['accessed']} 查阅）")
+        para += nodes.Text(_("（{date} 查阅）").format(date=source["accessed"]))
         items += nodes.list_item("", para)
     section += items
     return section
@@ -322,13 +325,21 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         dated = [d for d in dates if d != UNDATED]
         para = nodes.paragraph(classes=["kb-as-of"])
         if dated:
-            para += nodes.Text("数据截至 " + "、".join(as_of_text(d) for d in dated) + "。")
+            dates_text = _("、").join(as_of_text(d) for d in dated)
+            para += nodes.Text(_("数据截至 {dates}。").format(dates=dates_text))
         if UNDATED in dates:
-            para += nodes.Text(("其余" if dated else "表中") + "数据原文未注明日期，也没有找到来源。")
+            para += nodes.Text(
+                _("其余数据原文未注明日期，也没有找到来源。")
+                if dated
+                else _("表中数据原文未注明日期，也没有找到来源。")
+            )
         if UNDATED in dates or is_stale(dated[0], today):
             para["classes"].append("kb-stale")
-            said = f"这些数据已超过 {MONTHS_OLD} 个月，" if dated and is_stale(dated[0], today) else ""
-            para += nodes.strong("", said + "价格与规格可能已经变化，使用前请核对最新来源。")
+            if dated and is_stale(dated[0], today):
+                said = _("这些数据已超过 {months} 个月，价格与规格可能已经变化，使用前请核对最新来源。")
+            else:
+                said = _("价格与规格可能已经变化，使用前请核对最新来源。")
+            para += nodes.strong("", said.format(months=MONTHS_OLD))
         table.parent.insert(table.parent.index(table) + 1, para)
     section = next(iter(doctree.findall(nodes.section)), None)
     references = _references(entries, note_sources(app, doctree, docname))
@@ -347,7 +358,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 def undated_claims(data_dir: Path) -> list[tuple[str, dict]]:
     """(docname, entry) of every price or spec claim nobody could date."""
-    registers, _ = load(data_dir)
+    registers, _problems = load(data_dir)
     return [
         (doc, e)
         for doc, entries in sorted(registers.items())
@@ -359,7 +370,7 @@ def undated_claims(data_dir: Path) -> list[tuple[str, dict]]:
 def stale_claims(data_dir: Path, today: dt.date) -> list[tuple[str, dict]]:
     """(docname, entry) of every price or spec claim whose data is more than
     MONTHS_OLD months old on ``today``."""
-    registers, _ = load(data_dir)
+    registers, _problems = load(data_dir)
     return [
         (doc, e)
         for doc, entries in sorted(registers.items())
@@ -369,13 +380,14 @@ def stale_claims(data_dir: Path, today: dt.date) -> list[tuple[str, dict]]:
 
 
 def on_config_inited(app, config) -> None:
-    _, problems = load(Path(config.kb_data_dir))
+    _registers, problems = load(Path(config.kb_data_dir))
     kb_data.report(app, problems)
 
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.data")
     app.setup_extension("kb.core.store")
+    app.setup_extension("kb.core.i18n")
     app.connect("config-inited", on_config_inited)
     app.connect("doctree-resolved", on_doctree_resolved)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -41,26 +41,27 @@ from docutils.parsers.rst import directives
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from kb.core.i18n import N_, _
 from kb.core.store import documents
 from kb.pages.listings import holds_listing, reading_order
 
 logger = logging.getLogger(__name__)
 
-TITLE = "编者注"
+TITLE = N_("编者注")
 
 # What a note corrects: the key written in :kind:, the name readers see, and
 # the verdict it belongs to on the 勘误 page.
 KINDS = {
-    "code": ("代码有误", "更正"),
-    "figure": ("数字或计算有误", "更正"),
-    "fact": ("事实有误", "更正"),
-    "outdated": ("内容过时", "更正"),
-    "conclusion": ("结论有误", "更正"),
-    "title": ("标题与正文不符", "更正"),
-    "unsourced": ("未找到来源", "未能核实"),
-    "clarification": ("补充说明", "补充说明"),
+    "code": (N_("代码有误"), N_("更正")),
+    "figure": (N_("数字或计算有误"), N_("更正")),
+    "fact": (N_("事实有误"), N_("更正")),
+    "outdated": (N_("内容过时"), N_("更正")),
+    "conclusion": (N_("结论有误"), N_("更正")),
+    "title": (N_("标题与正文不符"), N_("更正")),
+    "unsourced": (N_("未找到来源"), N_("未能核实")),
+    "clarification": (N_("补充说明"), N_("补充说明")),
 }
-VERDICTS = ("更正", "未能核实", "补充说明")
+VERDICTS = (N_("更正"), N_("未能核实"), N_("补充说明"))
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 
 
@@ -118,7 +119,7 @@ class EditorNote(SphinxDirective):
             )
         node = nodes.admonition(classes=["editor-note", *self.options.get("class", [])])
         self.set_source_info(node)
-        node += nodes.title(TITLE, TITLE)
+        node += nodes.title("", _(TITLE))
         node += self.parse_content_to_nodes(allow_section_headings=False)
         summary = _verdict(node)
         label = self.options.get("label")
@@ -127,7 +128,12 @@ class EditorNote(SphinxDirective):
             node["ids"].append(node_id)
             std = self.env.get_domain("std")
             # {ref} to a note shows its verdict sentence
-            std.note_hyperlink_target(label, self.env.docname, node_id, f"{TITLE}：{summary}")
+            std.note_hyperlink_target(
+                label,
+                self.env.docname,
+                node_id,
+                _("{title}：{summary}").format(title=_(TITLE), summary=summary),
+            )
         else:
             node_id = f"editor-note-{self.env.new_serialno('editor-note')}"
             node["ids"].append(node_id)
@@ -202,12 +208,12 @@ class Details(SphinxDirective):
     has_content = True
     optional_arguments = 1
     final_argument_whitespace = True
-    default_summary = "展开说明"
+    default_summary = N_("展开说明")
 
     def run(self) -> list[nodes.Node]:
         node = kb_details(classes=self.classes())
         self.set_source_info(node)
-        node += kb_summary("", self.arguments[0] if self.arguments else self.default_summary)
+        node += kb_summary("", self.arguments[0] if self.arguments else _(self.default_summary))
         node += self.parse_content_to_nodes(allow_section_headings=False)
         return [node]
 
@@ -219,7 +225,7 @@ class Original(Details):
     """``{original}``: the author's original, quoted in a note, collapsed;
     each code block in it shows 原文·勿照抄 next to its copy button."""
 
-    default_summary = "原文（仅作对照，勿照抄）"
+    default_summary = N_("原文（仅作对照，勿照抄）")
 
     def run(self) -> list[nodes.Node]:
         [node] = super().run()
@@ -227,7 +233,7 @@ class Original(Details):
             block["classes"].append("kb-original")
             status = nodes.container(classes=["kb-code-original"])
             block.replace_self(status)
-            status += nodes.inline("", ORIGINAL_STATUS, classes=["kb-code-status"])
+            status += nodes.inline("", _(ORIGINAL_STATUS), classes=["kb-code-status"])
             status += block
         return [node]
 
@@ -235,7 +241,7 @@ class Original(Details):
         return ["kb-original-quote"]
 
 
-ORIGINAL_STATUS = "原文·勿照抄"
+ORIGINAL_STATUS = N_("原文·勿照抄")
 
 
 class EditorNotesList(SphinxDirective):
@@ -250,9 +256,11 @@ def _erratum_link(app) -> nodes.Node:
     repo = (app.config.html_theme_options or {}).get("source_repository", "")
     para = nodes.paragraph(classes=["kb-erratum-link"])
     if repo:
-        para += nodes.Text("发现新的问题？")
-        para += nodes.reference("", "提交勘误", refuri=repo.rstrip("/") + "/issues/new?template=erratum.yml")
-        para += nodes.Text("（需要 GitHub 账号；写明页面、原文和依据）。")
+        para += nodes.Text(_("发现新的问题？"))
+        para += nodes.reference(
+            "", _("提交勘误"), refuri=repo.rstrip("/") + "/issues/new?template=erratum.yml"
+        )
+        para += nodes.Text(_("（需要 GitHub 账号；写明页面、原文和依据）。"))
     return para
 
 
@@ -261,7 +269,9 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
     notes = documents(env, "editor_notes")
     total = sum(len(v) for v in notes.values())
     out: list[nodes.Node] = [
-        nodes.paragraph("", f"全站共 {total} 条编者注，分布在 {len(notes)} 个页面。"),
+        nodes.paragraph(
+            "", _("全站共 {total} 条编者注，分布在 {pages} 个页面。").format(total=total, pages=len(notes))
+        ),
         _erratum_link(app),
     ]
     # in the site's reading order, then anything outside it
@@ -277,7 +287,11 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
             continue
         out.append(
             nodes.rubric(
-                "", f"{verdict}（{sum(len(f) for _, f in groups)} 条）", classes=["kb-notes-verdict"]
+                "",
+                _("{verdict}（{count} 条）").format(
+                    verdict=_(verdict), count=sum(len(f) for _doc, f in groups)
+                ),
+                classes=["kb-notes-verdict"],
             )
         )
         for doc, found in groups:
@@ -290,7 +304,7 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
                 para += nodes.reference("", note["summary"], internal=True, refuri=uri)
                 meta = [
                     note.get("section") or "",
-                    KINDS[note.get("kind", "clarification")][0],
+                    _(KINDS[note.get("kind", "clarification")][0]),
                     note.get("date") or "",
                 ]
                 para += nodes.inline(
@@ -316,6 +330,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 def setup(app) -> dict[str, Any]:
     # the 勘误 page is a listing: kb.pages.listings writes it again when a note changes
     app.setup_extension("kb.pages.listings")
+    app.setup_extension("kb.core.i18n")
     app.add_node(editor_notes_list)
     visitors = {name: (_plain_visit, _plain_visit) for name in ("latex", "text", "man", "texinfo")}
     app.add_node(kb_details, html=(visit_details, depart_details), **visitors)

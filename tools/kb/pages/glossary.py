@@ -251,6 +251,7 @@ TERM_SCRIPT = "kb-terms.js"
 
 
 def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb.core.i18n")
     app.setup_extension("kb.pages.listings")  # kb_data_dir; the page is written again when usage changes
     app.setup_extension("kb.site.output_state")
     app.add_node(kb_glossary_usage)

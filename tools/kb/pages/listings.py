@@ -40,6 +40,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from kb.core.i18n import _
 from kb.core.store import SHOWN_IN_LISTINGS, documents, site
 from kb.pages.frontmatter import load_guides, load_tags
 from kb.site import output_state as kb_output_state
@@ -143,7 +144,7 @@ def _render(app, node: kb_listing, fromdoc: str) -> list[nodes.Node]:
             count = len(guide_order(env, g["key"]))
             para = nodes.paragraph()
             para += nodes.strong("", "", link(app, fromdoc, f"{g['key']}/index", g["title"]))
-            para += nodes.Text(f"（{count} 篇）— {g['blurb']}")
+            para += nodes.Text(_("（{count} 篇）— {blurb}").format(count=count, blurb=g["blurb"]))
             blist += nodes.list_item("", para)
         return [blist]
     if node["kind"] == "guide":
@@ -162,7 +163,7 @@ def _render(app, node: kb_listing, fromdoc: str) -> list[nodes.Node]:
         for doc in docs:
             blist += _article_item(app, fromdoc, doc, pages[doc], tags)
         out.append(blist)
-    out.append(nodes.paragraph("", f"共 {len(pages)} 篇文章。", classes=["kb-count"]))
+    out.append(nodes.paragraph("", _("共 {count} 篇文章。").format(count=len(pages)), classes=["kb-count"]))
     return out
 
 
@@ -213,6 +214,7 @@ def on_env_get_updated(app, env) -> list[str]:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.store")
+    app.setup_extension("kb.core.i18n")
     app.setup_extension("kb.pages.frontmatter")
     app.setup_extension("kb.site.output_state")
     app.add_node(kb_listing)

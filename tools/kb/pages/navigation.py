@@ -69,10 +69,10 @@ def render(app, pagename: str) -> str:
             start, end = window(kids, pagename, size)
             rows = [link(d, _title(env, d), 2, d == pagename) for d in kids[start:end]]
             if end - start < len(kids):
+                more = _("全部 {count} 篇……").format(count=len(kids))
                 rows.append(
                     f'<li class="toctree-l2 kb-nav-more"><a class="reference internal" '
-                    f'href="{escape(builder.get_relative_uri(pagename, top))}">'
-                    f"{escape(_('全部 {count} 篇……').format(count=len(kids)))}</a></li>"
+                    f'href="{escape(builder.get_relative_uri(pagename, top))}">{escape(more)}</a></li>'
                 )
             sub = f'<ul class="current">{"".join(rows)}</ul>' if rows else ""
         items.append(link(top, _title(env, top), 1, in_here, sub))
@@ -130,6 +130,7 @@ def on_env_get_updated(app, env) -> list[str]:
 
 
 def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb.core.i18n")
     app.add_config_value("kb_nav_window", 9, "html", types=[int])
     app.setup_extension("kb.site.output_state")
     app.connect("env-get-updated", on_env_get_updated)

@@ -23,6 +23,7 @@ from typing import Any
 
 from docutils import nodes
 
+from kb.core.i18n import _
 from kb.core.store import documents, site
 from kb.pages.frontmatter import load_tags
 from kb.pages.listings import link, listings_changed, reading_order, title_of
@@ -84,16 +85,16 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     names = _tags(app)
     footer = nodes.container(classes=["kb-article-footer"])
     tagline = nodes.paragraph(classes=["kb-tags"])
-    tagline += nodes.strong("", "标签：")
+    tagline += nodes.strong("", _("标签："))
     for tag in meta.get("tags", []):
         tagline += nodes.inline(
             "", "", link(app, docname, f"tags/{tag}", names.get(tag, tag)), classes=["kb-tag"]
         )
         tagline += nodes.Text(" ")
     footer += tagline
-    rows = [doc for doc, _ in site(env).get("related", {}).get(docname, [])]
+    rows = [doc for doc, _title in site(env).get("related", {}).get(docname, [])]
     if rows:
-        footer += nodes.rubric("", "相关文章", classes=["kb-related-heading"])
+        footer += nodes.rubric("", _("相关文章"), classes=["kb-related-heading"])
         blist = nodes.bullet_list(classes=["kb-related"])
         for doc in rows:
             para = nodes.paragraph()
@@ -106,7 +107,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     # indexed for search: unlike the footer, which names other pages
     if meta.get("keywords"):
         keywords = nodes.paragraph(classes=["kb-keywords"])
-        keywords += nodes.strong("", "关键词：")
+        keywords += nodes.strong("", _("关键词："))
         keywords += nodes.Text(" · ".join(meta["keywords"]))
         end.append(keywords)
     end.append(footer)
@@ -138,9 +139,18 @@ def on_collect_pages(app):
     for tag, docs in by_tag.items():
         page = f"tags/{tag}"
         items = [(rel(page, d), title_of(env, d), pages[d].get("summary", "")) for d in docs]
-        yield _page(app, page, f"标签：{names.get(tag, tag)}", items, f"共 {len(docs)} 篇文章带有这个标签。")
-    items = [(rel("tags/index", f"tags/{t}"), names.get(t, t), f"{len(d)} 篇") for t, d in by_tag.items()]
-    yield _page(app, "tags/index", "全部标签", items, "按标签浏览文章。")
+        yield _page(
+            app,
+            page,
+            _("标签：{tag}").format(tag=names.get(tag, tag)),
+            items,
+            _("共 {count} 篇文章带有这个标签。").format(count=len(docs)),
+        )
+    items = [
+        (rel("tags/index", f"tags/{t}"), names.get(t, t), _("{count} 篇").format(count=len(d)))
+        for t, d in by_tag.items()
+    ]
+    yield _page(app, "tags/index", _("全部标签"), items, _("按标签浏览文章。"))
 
 
 def setup(app) -> dict[str, Any]:
