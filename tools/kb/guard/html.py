@@ -46,6 +46,7 @@ from xml.parsers import expat
 
 from sphinx.util import logging
 
+from kb.core.builders import serves_pages
 from kb.guard.untrusted import is_remote, shown, url_scheme
 
 logger = logging.getLogger(__name__)
@@ -480,7 +481,9 @@ def on_page_context(app, pagename, templatename, context, doctree) -> None:
 
 
 def on_build_finished(app, exception) -> None:
-    if exception is not None or app.builder.format != "html":
+    # pages a browser opens; an epub's pages are read by a book reader, not
+    # served with the site's headers
+    if exception is not None or not serves_pages(app.builder):
         return
     for path, page in sorted(written_files(Path(app.outdir), _build_start["time"])):
         for line, what in check_file(path, page):

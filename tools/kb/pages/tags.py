@@ -23,6 +23,7 @@ from typing import Any
 
 from docutils import nodes
 
+from kb.core.builders import is_website
 from kb.core.i18n import _
 from kb.core.store import documents, site
 from kb.pages.frontmatter import load_tags
@@ -127,6 +128,8 @@ def _page(app, pagename: str, title: str, items: list[tuple[str, str, str]], int
 
 
 def on_collect_pages(app):
+    if not is_website(app.builder):  # a book or a single page has no tag pages
+        return
     env = app.env
     pages = documents(env, "pages")
     names = _tags(app)

@@ -36,6 +36,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
+from kb.core.builders import is_website
 from kb.pages.glossary import term_anchors
 from kb.search import pagefind as kb_pagefind
 from kb.site import output_state as kb_output_state
@@ -83,7 +84,7 @@ def load_aliases(data_dir: Path) -> list[dict]:
 
 
 def on_builder_inited(app) -> None:
-    if app.builder.format != "html":
+    if not is_website(app.builder):  # epub, singlehtml …: no search page, no index
         return
     # Pagefind replaces Sphinx's index: the attribute Sphinx's own builders
     # without search (epub, htmlhelp) set to False
@@ -100,7 +101,9 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
     scripts = context.get("script_files")
     if scripts:
         scripts[:] = [js for js in scripts if getattr(js, "filename", None) not in UNUSED_SCRIPTS]
-    context["kb_search_indexed"] = doctree is not None and pagename not in NOT_INDEXED
+    context["kb_search_indexed"] = (
+        is_website(app.builder) and doctree is not None and pagename not in NOT_INDEXED
+    )
     # Landing pages summarise the articles: they rank below the articles.
     context["kb_search_weight"] = "0.5" if pagename.split("/")[-1] == "index" else ""
     if pagename == "search":
@@ -162,7 +165,7 @@ def _stale_pages(app, outdir: Path) -> int | None:
 
 def on_build_finished(app, exception) -> None:
     """Index the site: in a build from scratch, after an incremental one."""
-    if exception is not None or app.builder.format != "html":
+    if exception is not None or not is_website(app.builder):
         return
     outdir = Path(app.outdir)
     confdir = Path(app.confdir)

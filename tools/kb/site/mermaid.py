@@ -363,6 +363,16 @@ MERMAID_CONFIG = {
 }
 
 
+def diagrams_as_source(app, doctree, docname: str) -> None:
+    """LaTeX and Texinfo draw a diagram with mermaid-cli (``mermaid_cmd``),
+    which installs a browser of its own and is not installed here: without
+    it, the book shows the diagram's source instead of a warning per diagram."""
+    if app.builder.format not in ("latex", "texinfo") or shutil.which(app.config.mermaid_cmd):
+        return
+    for node in list(doctree.findall(mermaid)):
+        node.replace_self(nodes.literal_block(node["code"], node["code"], language="text"))
+
+
 def setup(app) -> dict[str, Any]:
     for name, (default, rebuild) in MERMAID_CONFIG.items():
         app.add_config_value(name, default, rebuild)
@@ -381,6 +391,7 @@ def setup(app) -> dict[str, Any]:
     app.connect("doctree-read", collect_diagrams)
     app.connect("config-inited", on_config_inited)
     app.connect("env-updated", on_env_updated)
+    app.connect("doctree-resolved", diagrams_as_source)
     app.connect("html-page-context", add_assets)
     app.connect("build-finished", on_build_finished)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -80,8 +80,8 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
 def remove_stale_pages(app) -> int:
     """Delete HTML files that no document or generated page of this build made."""
     outdir = Path(app.outdir)
-    keep = {app.builder.get_target_uri(doc) for doc in app.env.found_docs}
-    keep |= {app.builder.get_target_uri(page) for page in _state["generated"]}
+    pages = [*app.env.found_docs, *_state["generated"]]
+    keep = {_written_file(app.builder.get_target_uri(page)) for page in pages}
     removed = 0
     for folder, subdirs, files in os.walk(outdir):
         if Path(folder) == outdir:
@@ -92,6 +92,13 @@ def remove_stale_pages(app) -> int:
                 path.unlink()
                 removed += 1
     return removed
+
+
+def _written_file(uri: str) -> str:
+    """The file a page's URI is written to: ``dirhtml`` links ``a/b/`` and
+    writes ``a/b/index.html``; ``singlehtml`` links ``index.html#document-a``."""
+    uri = uri.split("#", 1)[0]
+    return uri + "index.html" if uri == "" or uri.endswith("/") else uri
 
 
 def project_static_files(app) -> list[str]:
