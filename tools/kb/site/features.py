@@ -1,13 +1,20 @@
 """What readers expect of a documentation site, beyond the pages themselves.
 
-- ``sitemap.xml`` and ``feed.xml`` (Atom, one entry per article; its date is
-  the front-matter ``date`` where the article states one, else the page's
-  last git commit), written after the HTML build, with ``html_baseurl``;
-- a ``404.html`` that works at any depth (``<base href>`` to the site root);
+- ``sitemap.xml``, ``robots.txt`` (pointing to it) and ``feed.xml`` (Atom,
+  RFC 4287: one entry per article; its date is the front-matter ``date``
+  where the article states one, else the page's last git commit; the feed's
+  ``<updated>`` is its newest entry's), written after the build, with
+  ``html_baseurl``;
+- a ``404.html`` that works at any depth under the path the site is served
+  from (``kb_served_at``: ``html_baseurl``, or on Read the Docs its
+  ``/zh-cn/<version>/``): a ``<base href>`` to that path; ``noindex``, and no
+  canonical link (it stands for no page of its own);
 - OpenGraph meta with the Chinese title and the article summary;
 - the last-updated date of each page from git, read in one ``git log`` call;
   outside a git checkout, or in a shallow clone where a page's history is
   cut off, the date is left out quietly rather than shown wrong;
+- all of it on the website only (``kb.core.builders.is_website``): epub,
+  LaTeX, text and the other builders get none of these files;
 - reading time under an article's title, counting Chinese characters
   (about 400 a minute) and Latin words (about 200 a minute) separately: a
   word count that splits on spaces sees a Chinese paragraph as one word.
@@ -27,6 +34,8 @@ from urllib.parse import urljoin, urlparse
 from docutils import nodes
 from sphinx.util import logging
 
+from kb.core.builders import is_website
+from kb.core.i18n import _
 from kb.core.store import documents, site
 from kb.pages.frontmatter import load_tags
 from kb.pages.listings import title_of
@@ -121,25 +130,54 @@ def _summary(app, pagename: str) -> str:
     return app.env.metadata.get(pagename, {}).get("summary", "") if pagename in app.env.all_docs else ""
 
 
+def served_path(app) -> str:
+    """The URL path the site is served from (``/``, ``/zh-cn/latest/`` …)."""
+    path = urlparse(app.config.kb_served_at or app.config.html_baseurl).path or "/"
+    return path if path.endswith("/") else path + "/"
+
+
 def on_page_context(app, pagename, templatename, context, doctree) -> None:
     base = app.config.html_baseurl
     context["kb_page_url"] = urljoin(base, app.builder.get_target_uri(pagename)) if base else ""
     context["kb_summary"] = _summary(app, pagename)
-    context["kb_base_path"] = urlparse(base).path or "/"
+    if context.get("kb_not_found"):
+        # served for any missing URL: its links resolve from the site's own
+        # path, it is not a page to index, and no URL is its canonical one
+        # (pageurl and metatags: documented template variables)
+        context["kb_base_path"] = served_path(app)
+        context["kb_page_url"] = ""
+        context["pageurl"] = None
+        context["metatags"] = context.get("metatags", "") + '\n<meta name="robots" content="noindex">'
     date = last_commit(app, pagename)
     if date:
         context["last_updated"] = date
 
 
+# sphinx-notfound-page (Read the Docs' extension) was considered for the 404
+# page: it rewrites every URL of the page to an absolute one through Sphinx's
+# undocumented setup_css_tag_helper/setup_js_tag_helper, and off Read the Docs
+# its prefix defaults to /en/latest/. One <base href> to the served path does
+# the same with documented template variables, and no dependency.
 def on_collect_pages(app):
-    body = (
-        '<section id="not-found"><h1>页面不存在（404）</h1>'
-        "<p>你要找的页面不存在，可能已经移动或改名。</p>"
-        '<ul><li><a href="index.html">回到首页</a></li>'
-        '<li><a href="articles.html">浏览全部文章</a></li>'
-        '<li><a href="search.html">搜索本站</a></li></ul></section>'
+    if not is_website(app.builder):  # a book or a single page has no 404 page
+        return
+    rel = app.builder.get_relative_uri
+    links = [
+        ("index", str(_("回到首页"))),
+        ("articles", str(_("浏览全部文章"))),
+        ("search", str(_("搜索本站"))),
+    ]
+    items = "".join(
+        f'<li><a href="{escape(rel("404", doc))}">{escape(text)}</a></li>'
+        for doc, text in links
+        if doc in app.env.all_docs or doc == "search"
     )
-    yield "404", {"title": "页面不存在", "body": body, "kb_not_found": True}, "page.html"
+    body = (
+        f'<section id="not-found"><h1>{escape(str(_("页面不存在（404）")))}</h1>'
+        f"<p>{escape(str(_('你要找的页面不存在，可能已经移动或改名。')))}</p>"
+        f"<ul>{items}</ul></section>"
+    )
+    yield "404", {"title": str(_("页面不存在")), "body": body, "kb_not_found": True}, "page.html"
 
 
 def _article_dates(app) -> list[tuple[str, str]]:
@@ -150,14 +188,11 @@ def _article_dates(app) -> list[tuple[str, str]]:
     return out
 
 
-def on_build_finished(app, exception) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    base = app.config.html_baseurl
-    if not base:
-        logger.warning("html_baseurl is not set: no sitemap.xml or feed.xml", type="kb", subtype="site")
-        return
-    outdir = Path(app.outdir)
+# sphinx-sitemap was considered for sitemap.xml: it lists every page written
+# (404 and search included, unless excluded one by one), not the tag pages'
+# dates, and its URL scheme puts the language in the path by default. The
+# sitemap here is the documents and the tag pages, with their git dates.
+def write_sitemap(app, outdir: Path, base: str) -> None:
     pages = sorted(set(app.env.found_docs) | {f"tags/{t}" for t in _tag_slugs(app)})
     rows = []
     for doc in pages:
@@ -170,26 +205,60 @@ def on_build_finished(app, exception) -> None:
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + "\n".join(rows) + "\n</urlset>\n",
         encoding="utf-8",
     )
+
+
+def write_robots(outdir: Path, base: str) -> None:
+    """Every page may be crawled; the sitemap lists them (robots.txt is read
+    at a host's root: on a host of its own, this file is the one served)."""
+    (outdir / "robots.txt").write_text(
+        f"User-agent: *\nAllow: /\n\nSitemap: {urljoin(base, 'sitemap.xml')}\n", encoding="utf-8"
+    )
+
+
+def write_feed(app, outdir: Path, base: str) -> None:
+    """Atom (RFC 4287): the feed's author is the site's; an article that names
+    its author (front matter) has its own; the feed is as new as its newest entry."""
+    pages = documents(app.env, "pages")
     today = datetime.now(UTC).strftime("%Y-%m-%d")
+    dated = sorted(
+        ((doc, _rfc3339(date or today)) for doc, date in _article_dates(app)),
+        key=lambda x: (x[1], x[0]),
+        reverse=True,
+    )
     entries = []
-    dated = sorted(_article_dates(app), key=lambda x: (x[1] or today, x[0]), reverse=True)
-    for doc, date in dated:
-        meta = documents(app.env, "pages")[doc]
-        when = _rfc3339(date or today)
+    for doc, when in dated:
+        meta = pages[doc]
         url = escape(urljoin(base, app.builder.get_target_uri(doc)))
+        author = f"    <author><name>{escape(meta['author'])}</name></author>\n" if meta.get("author") else ""
         entries.append(
             f"  <entry>\n    <title>{escape(title_of(app.env, doc))}</title>\n"
-            f'    <link href="{url}"/>\n    <id>{url}</id>\n    <updated>{when}</updated>\n'
+            f'    <link href="{url}"/>\n    <id>{url}</id>\n    <updated>{when}</updated>\n{author}'
             f"    <summary>{escape(meta.get('summary', ''))}</summary>\n  </entry>"
         )
-    newest = max((_rfc3339(d) for _, d in dated if d), default=_rfc3339(today))
+    newest = max((when for _, when in dated), default=_rfc3339(today))
     (outdir / "feed.xml").write_text(
         '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom" xml:lang="zh-CN">\n'
         f"  <title>{escape(app.config.html_title)}</title>\n"
         f'  <link href="{escape(base)}"/>\n  <link rel="self" href="{escape(urljoin(base, "feed.xml"))}"/>\n'
-        f"  <id>{escape(base)}</id>\n  <updated>{newest}</updated>\n" + "\n".join(entries) + "\n</feed>\n",
+        f"  <id>{escape(base)}</id>\n  <updated>{newest}</updated>\n"
+        f"  <author><name>{escape(app.config.author)}</name></author>\n" + "\n".join(entries) + "\n</feed>\n",
         encoding="utf-8",
     )
+
+
+def on_build_finished(app, exception) -> None:
+    if exception is not None or not is_website(app.builder):
+        return
+    base = app.config.html_baseurl
+    if not base:
+        logger.warning(
+            "html_baseurl is not set: no sitemap.xml, robots.txt or feed.xml", type="kb", subtype="site"
+        )
+        return
+    outdir = Path(app.outdir)
+    write_sitemap(app, outdir, base)
+    write_robots(outdir, base)
+    write_feed(app, outdir, base)
 
 
 def _rfc3339(date: str) -> str:
@@ -204,6 +273,8 @@ def _tag_slugs(app) -> list[str]:
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.store")
     app.setup_extension("kb.pages.frontmatter")
+    # where the site is served (a URL or a path): the 404 page's links resolve from it
+    app.add_config_value("kb_served_at", "", "html", types=[str])
     app.connect("builder-inited", on_builder_inited)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("html-page-context", on_page_context)

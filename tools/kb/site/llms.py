@@ -1,0 +1,283 @@
+"""``llms.txt`` and ``llms-full.txt``: the site for language models (llmstxt.org).
+
+Nothing to write in pages. After a website build (``kb.core.builders``):
+
+- ``llms.txt``: the site's title, its summary as a quote, then one section
+  per guide (``data/guides.yaml``, in order) listing each article as
+  ``- [标题](URL): 摘要`` in reading order, and an ``Optional`` section with
+  the other pages (术语表, 勘误 …);
+- ``llms-full.txt``: every article as clean Markdown, in the same order:
+  headings, paragraphs, lists, tables, code blocks with their language,
+  diagrams as ```` ```mermaid ```` blocks, and each 编者注 as a quote
+  titled 编者注 with its collapsed explanation and original. Links are
+  absolute (``html_baseurl``). What the page adds around the text for
+  readers (reading time, tags and related articles) is left out.
+
+The Markdown is made from each article's resolved doctree when the page is
+written (``doctree-resolved``, which Sphinx runs in the main process even in
+a parallel build) and kept in the doctree folder, so an incremental build
+still writes every article.
+
+sphinx-llms-txt was considered: it concatenates the pages' *sources* (MyST
+here, with front matter, ``:::{editor-note}`` fences and ``{term}`` roles,
+not clean Markdown) and needs ``html_copy_source``; its Markdown output needs
+another builder package and a second build.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.locale import admonitionlabels
+from sphinx.util import logging
+
+from kb.core.builders import is_website
+from kb.core.i18n import _
+from kb.core.store import documents
+from kb.editorial.notes import kb_summary
+from kb.pages.frontmatter import load_guides
+from kb.pages.listings import guide_order, reading_order, title_of
+
+logger = logging.getLogger(__name__)
+
+CACHE = "kb-llms"
+# added around the text for readers of the page: not part of the article
+SKIPPED_CLASSES = {"kb-page-meta", "kb-article-footer", "headerlink"}
+SKIPPED = (
+    nodes.comment,
+    nodes.target,
+    nodes.raw,
+    nodes.substitution_definition,
+    nodes.system_message,
+    addnodes.toctree,
+    addnodes.index,
+    nodes.meta,
+)
+
+
+class Markdown:
+    """One page's doctree as Markdown; links made absolute from ``page_url``."""
+
+    def __init__(self, page_url: str):
+        self.page_url = page_url
+
+    # -- blocks ---------------------------------------------------------------
+
+    def blocks(self, node: nodes.Node, depth: int = 1) -> list[str]:
+        out: list[str] = []
+        for child in node.children:
+            out += self.block(child, depth)
+        return out
+
+    def block(self, node: nodes.Node, depth: int) -> list[str]:
+        if isinstance(node, SKIPPED) or SKIPPED_CLASSES & set(
+            getattr(node, "get", lambda *a: [])("classes", [])
+        ):
+            return []
+        if isinstance(node, nodes.section):
+            title = node.next_node(nodes.title)
+            head = [f"{'#' * min(depth, 6)} {self.inline(title)}"] if title is not None else []
+            rest = [c for c in node.children if c is not title]
+            return head + [b for c in rest for b in self.block(c, depth + 1)]
+        if isinstance(node, nodes.paragraph | nodes.line_block):
+            text = self.inline(node).strip()
+            return [text] if text else []
+        if isinstance(node, nodes.rubric | kb_summary):  # kb_summary: a {details} block's title
+            return [f"**{self.inline(node).strip()}**"]
+        if isinstance(node, nodes.literal_block):
+            lang = node.get("language", "") if node.get("language") not in ("default", "none") else ""
+            return [f"```{lang}\n{node.astext().rstrip(chr(10))}\n```"]
+        if node.__class__.__name__ == "mermaid" and "code" in node:
+            return [f"```mermaid\n{node['code']}\n```"]
+        if isinstance(node, nodes.math_block):
+            return [f"$$\n{node.astext()}\n$$"]
+        if isinstance(node, nodes.bullet_list | nodes.enumerated_list):
+            return [self.list(node, depth)]
+        if isinstance(node, nodes.definition_list):
+            items = []
+            for item in node.findall(nodes.definition_list_item):
+                term = self.inline(item.next_node(nodes.term))
+                body = "\n\n".join(self.blocks(item.next_node(nodes.definition), depth))
+                items.append(f"**{term}**\n\n" + body)
+            return items
+        if isinstance(node, nodes.table):
+            return [self.table(node)]
+        if isinstance(node, nodes.Admonition):
+            title = node.next_node(nodes.title)
+            label = self.inline(title) if title is not None else admonitionlabels.get(node.tagname, "")
+            body = [b for c in node.children if c is not title for b in self.block(c, depth)]
+            return [quote("\n\n".join([f"**{label}**", *body]))]
+        if isinstance(node, nodes.block_quote):
+            return [quote("\n\n".join(self.blocks(node, depth)))]
+        if isinstance(node, nodes.image):
+            return [self.image(node)]
+        if isinstance(node, nodes.caption | nodes.title):
+            return [f"*{self.inline(node).strip()}*"]
+        if isinstance(node, nodes.TextElement):
+            text = self.inline(node).strip()
+            return [text] if text else []
+        if isinstance(node, nodes.Element):
+            return self.blocks(node, depth)  # containers, details, compound …
+        text = node.astext().strip()
+        return [text] if text else []
+
+    def list(self, node: nodes.Element, depth: int) -> str:
+        lines = []
+        for i, item in enumerate(node.children, 1):
+            mark = f"{i}. " if isinstance(node, nodes.enumerated_list) else "- "
+            body = "\n\n".join(self.blocks(item, depth)).splitlines() or [""]
+            lines.append(mark + body[0])
+            lines += [(" " * len(mark) + line) if line else "" for line in body[1:]]
+        return "\n".join(lines)
+
+    def table(self, node: nodes.table) -> str:
+        rows = []
+        for row in node.findall(nodes.row):
+            cells = [
+                self.inline(entry).replace("|", "\\|").replace("\n", " ").strip() for entry in row.children
+            ]
+            rows.append(cells)
+        if not rows:
+            return ""
+        width = max(len(r) for r in rows)
+        rows = [r + [""] * (width - len(r)) for r in rows]
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
+        lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        return "\n".join(lines)
+
+    def image(self, node: nodes.Element) -> str:
+        return f"![{node.get('alt', '')}]({urljoin(self.page_url, node.get('uri', ''))})"
+
+    # -- inline ---------------------------------------------------------------
+
+    def inline(self, node: nodes.Node | None) -> str:
+        if node is None:
+            return ""
+        if isinstance(node, nodes.Text):
+            return node.astext()
+        if isinstance(node, SKIPPED) or SKIPPED_CLASSES & set(node.get("classes", [])):
+            return ""
+        text = "".join(self.inline(c) for c in node.children)
+        if isinstance(node, nodes.strong):
+            return f"**{text}**" if text.strip() else text
+        if isinstance(node, nodes.emphasis):
+            return f"*{text}*" if text.strip() else text
+        if isinstance(node, nodes.literal):
+            return f"`{node.astext()}`"
+        if isinstance(node, nodes.reference):
+            if node.get("refuri"):
+                return f"[{text}]({urljoin(self.page_url, node['refuri'])})"
+            if node.get("refid"):
+                return f"[{text}]({self.page_url}#{node['refid']})"
+            return text
+        if isinstance(node, nodes.image):
+            return self.image(node)
+        if isinstance(node, nodes.line):
+            return text + "\n"
+        if isinstance(node, nodes.Element) and not isinstance(node, nodes.Inline | nodes.TextElement):
+            return " ".join(self.inline(c) for c in node.children)
+        return text
+
+
+def quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
+
+
+def to_markdown(doctree: nodes.Node, page_url: str) -> str:
+    return "\n\n".join(b for b in Markdown(page_url).blocks(doctree) if b.strip()) + "\n"
+
+
+def _cache(app) -> Path:
+    return Path(app.doctreedir) / CACHE
+
+
+def _page_url(app, doc: str) -> str:
+    return urljoin(app.config.html_baseurl, app.builder.get_target_uri(doc))
+
+
+def on_doctree_resolved(app, doctree, docname: str) -> None:
+    if not is_website(app.builder) or docname not in documents(app.env, "pages"):
+        return
+    path = _cache(app) / f"{docname}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_markdown(doctree, _page_url(app, docname)), encoding="utf-8")
+
+
+def site_summary(app) -> str:
+    root = app.config.root_doc
+    meta = app.env.metadata.get(root, {}) if root in app.env.all_docs else {}
+    return str(meta.get("summary") or "")
+
+
+def llms_txt(app) -> str:
+    env = app.env
+    pages = documents(env, "pages")
+    lines = [f"# {app.config.html_title or app.config.project}", ""]
+    summary = site_summary(app)
+    if summary:
+        lines += [f"> {summary}", ""]
+    lines += [
+        str(_("面向工程师的 GPU 算力文章，按指南分组，每篇附一句话摘要；编者注指出原文的错误与更正。")),
+        "",
+        str(_("全部文章的 Markdown 全文：[llms-full.txt]({url})")).format(
+            url=urljoin(app.config.html_baseurl, "llms-full.txt")
+        ),
+        "",
+    ]
+    listed: set[str] = set()
+    for guide in load_guides(Path(app.config.kb_data_dir)):
+        docs = [d for d in guide_order(env, guide["key"]) if d in pages and d not in listed]
+        if not docs:
+            continue
+        lines += [f"## {guide['title']}", ""]
+        for doc in docs:
+            lines.append(f"- [{title_of(env, doc)}]({_page_url(app, doc)}): {pages[doc].get('summary', '')}")
+            listed.add(doc)
+        lines.append("")
+    root = app.config.root_doc
+    others = [root] + [d for d in reading_order(env) if d not in pages and d != root and d in env.all_docs]
+    if others:
+        lines += ["## Optional", ""]
+        for doc in others:
+            title = env.titles[doc].astext() if doc in env.titles else doc
+            summary = env.metadata.get(doc, {}).get("summary")
+            lines.append(f"- [{title}]({_page_url(app, doc)})" + (f": {summary}" if summary else ""))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def llms_full_txt(app) -> str:
+    env = app.env
+    pages = documents(env, "pages")
+    parts = [f"# {app.config.html_title or app.config.project}\n"]
+    summary = site_summary(app)
+    if summary:
+        parts.append(f"> {summary}\n")
+    for doc in [d for d in reading_order(env) if d in pages]:
+        cached = _cache(app) / f"{doc}.md"
+        if not cached.exists():
+            logger.warning("no Markdown of %s for llms-full.txt", doc, type="kb", subtype="llms")
+            continue
+        text = cached.read_text(encoding="utf-8")
+        parts.append(f"---\n\n{str(_('原文地址'))}：{_page_url(app, doc)}\n\n{text}")
+    return "\n".join(parts)
+
+
+def on_build_finished(app, exception) -> None:
+    if exception is not None or not is_website(app.builder) or not app.config.html_baseurl:
+        return
+    outdir = Path(app.outdir)
+    (outdir / "llms.txt").write_text(llms_txt(app), encoding="utf-8")
+    (outdir / "llms-full.txt").write_text(llms_full_txt(app), encoding="utf-8")
+
+
+def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb.pages.listings")
+    # after the other handlers: the page as the reader gets it
+    app.connect("doctree-resolved", on_doctree_resolved, priority=900)
+    app.connect("build-finished", on_build_finished)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
