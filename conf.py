@@ -5,6 +5,7 @@ Settings only. Custom behaviour lives in the ``kb`` package under tools/
 Build: sphinx-build -c . docs _build/html  (see the Makefile).
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,6 +17,10 @@ sys.path.insert(0, str(ROOT / "tools"))  # the kb package: the one sys.path edit
 project = "51 算力知识库"
 author = "51 算力"
 copyright = "51 算力"
+# The edition: the epub's metadata and the text builders need one (Sphinx
+# leaves it empty). A fixed string, so that a build does not depend on the day.
+version = "2026.12"
+release = version
 language = "zh_CN"
 # furo ships no Chinese: locale/zh_CN/LC_MESSAGES/sphinx.po translates its
 # interface (Sphinx compiles it to .mo when it changes, gettext_auto_build);
@@ -45,6 +50,7 @@ extensions = [
     "kb.calc.directive",
     "kb.site.mermaid",
     "kb.site.features",
+    "kb.site.llms",
     "kb.site.build_speed",
 ]
 
@@ -76,6 +82,10 @@ kb_data_dir = str(ROOT / "data")
 html_theme = "furo"
 # The production address: canonical links, sitemap.xml, feed.xml, og:url.
 html_baseurl = "https://kb.51suanli.com/"
+# Where this build is served: the 404 page's links resolve from its path. Read
+# the Docs serves a version under /zh-cn/<version>/ and names it in its builds'
+# READTHEDOCS_CANONICAL_URL (its documented environment variable).
+kb_served_at = os.environ.get("READTHEDOCS_CANONICAL_URL", html_baseurl)
 html_title = "51 算力知识库"
 html_short_title = "51 算力"
 html_static_path = ["_static"]
@@ -97,6 +107,13 @@ html_theme_options = {
     "source_branch": "main",
     "source_directory": "docs/",
 }
+
+# -- Other builders -------------------------------------------------------------
+
+# The HTTP headers file is for web hosts; a book has no use for it (and epub
+# warns about its unknown type).
+epub_exclude_files = ["_headers", "_static/_headers"]
+epub_basename = "51suanli-kb"
 
 # -- Search ----------------------------------------------------------------------
 
