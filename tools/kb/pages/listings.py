@@ -40,6 +40,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from kb.core.builders import is_website
 from kb.core.i18n import _
 from kb.core.store import SHOWN_IN_LISTINGS, documents, site
 from kb.pages.frontmatter import load_guides, load_tags
@@ -83,8 +84,13 @@ def title_of(env, doc: str) -> str:
     return meta.get("listing_title") or meta.get("title") or doc
 
 
-def link(app, fromdoc: str, todoc: str, text: str) -> nodes.reference:
-    """A link from one page to another, as Sphinx writes internal links."""
+def link(app, fromdoc: str, todoc: str, text: str) -> nodes.Node:
+    """A link from one page to another, as Sphinx writes internal links.
+
+    Generated pages (``tags/…``) exist on the website only: another builder
+    (epub, LaTeX, text) shows the text without a link."""
+    if todoc not in app.env.all_docs and not is_website(app.builder):
+        return nodes.inline("", text)
     uri = app.builder.get_relative_uri(fromdoc, todoc)
     return nodes.reference("", text, internal=True, refuri=uri)
 
