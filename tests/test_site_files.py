@@ -1,0 +1,204 @@
+"""The files around the pages (issue 21, item 8): feed.xml, robots.txt,
+llms.txt, llms-full.txt, and the 404 page served under a path.
+
+One in-process build of the small knowledge base (tests/small_site.py), as
+Read the Docs would serve it under ``/zh-cn/latest/`` (``kb_served_at``).
+
+- feed.xml is valid against RFC 4287's RELAX NG schema and its Schematron
+  rules (tests/schemas/atom.rng, Appendix B), has an author, and its
+  ``<updated>`` is its newest entry's;
+- robots.txt names the sitemap;
+- llms.txt follows llmstxt.org (title, summary quote, sections of links with
+  their summaries); llms-full.txt holds the articles as Markdown, 编者注
+  included, without the page's reading aids;
+- the 404 page, answered for a missing URL several folders deep under
+  /zh-cn/latest/, loads its styles and scripts and links the site's pages
+  (over HTTP: every URL in it is fetched); it is noindex and names no
+  canonical URL.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.error import HTTPError
+from urllib.parse import urljoin, urlparse
+from urllib.request import urlopen
+
+import pytest
+from local_site import QuietHandler, serve
+from small_site import ARTICLE_TEXT, NOTE_VERDICT, build, make_small_site
+
+pytestmark = pytest.mark.slow
+
+SCHEMA = Path(__file__).parent / "schemas/atom.rng"
+ATOM = "{http://www.w3.org/2005/Atom}"
+SERVED_AT = "/zh-cn/latest/"
+
+
+@pytest.fixture(scope="module")
+def html(tmp_path_factory) -> Path:
+    root = make_small_site(tmp_path_factory.mktemp("site-files") / "kb")
+    code, log, out = build(root, "html", "-D", f"kb_served_at=https://kb-preview.example{SERVED_AT}")
+    assert code == 0 and "WARNING" not in log, log[-3000:]
+    return out
+
+
+# -- feed.xml --------------------------------------------------------------------------
+
+
+def atom_errors(feed: bytes) -> list[str]:
+    """What RFC 4287's grammar and rules find wrong in a feed."""
+    from lxml import etree, isoschematron
+
+    schema = etree.parse(str(SCHEMA))
+    doc = etree.fromstring(feed)
+    relax, rules = etree.RelaxNG(schema), isoschematron.Schematron(schema)
+    errors = [] if relax.validate(doc) else [str(e) for e in relax.error_log]
+    if not rules.validate(doc):
+        errors += [str(e) for e in rules.error_log]
+    return errors
+
+
+def test_feed_is_valid_atom(html):
+    feed = (html / "feed.xml").read_bytes()
+    assert atom_errors(feed) == []
+
+
+def test_the_schema_catches_what_the_feed_lacked():
+    """The check is real: the feed as it was (no author) and a date that is no
+    RFC 3339 date fail it."""
+    good = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>https://x/</id>'
+        b"<updated>2026-12-01T00:00:00Z</updated>AUTHOR<entry><title>e</title>"
+        b'<link href="https://x/e.html"/><id>https://x/e.html</id><updated>DATE</updated></entry></feed>'
+    )
+    ok = good.replace(b"AUTHOR", b"<author><name>a</name></author>").replace(b"DATE", b"2026-12-01T00:00:00Z")
+    assert atom_errors(ok) == []
+    assert any("atom:author" in e for e in atom_errors(ok.replace(b"<author><name>a</name></author>", b"")))
+    assert atom_errors(
+        ok.replace(b"<updated>2026-12-01T00:00:00Z</updated></entry>", b"<updated>2026-12</updated></entry>")
+    )
+
+
+def test_feed_names_its_author_and_is_as_new_as_its_newest_entry(html):
+    from lxml import etree
+
+    feed = etree.parse(str(html / "feed.xml")).getroot()
+    assert feed.findtext(f"{ATOM}author/{ATOM}name") == "51 算力"
+    entries = feed.findall(f"{ATOM}entry")
+    assert entries
+    assert feed.findtext(f"{ATOM}updated") == max(e.findtext(f"{ATOM}updated") for e in entries)
+    # an article that names its author (front matter) carries it
+    (article,) = [e for e in entries if e.findtext(f"{ATOM}title") == "梯度累积"]
+    assert article.findtext(f"{ATOM}author/{ATOM}name") == "张三"
+
+
+# -- robots.txt, llms.txt, llms-full.txt ----------------------------------------------------
+
+
+def test_robots_txt_points_to_the_sitemap(html):
+    robots = (html / "robots.txt").read_text(encoding="utf-8")
+    assert re.search(r"^User-agent: \*$", robots, re.M)
+    assert "Disallow: /\n" not in robots
+    assert re.search(r"^Sitemap: https://kb\.51suanli\.com/sitemap\.xml$", robots, re.M)
+    assert (html / "sitemap.xml").is_file()
+
+
+def test_llms_txt_lists_the_articles_by_guide_with_their_summaries(html):
+    text = (html / "llms.txt").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    # llmstxt.org: an H1 with the site's name first, then a summary, then H2 sections of links
+    assert lines[0] == "# 51 算力知识库"
+    assert "## 训练" in lines
+    assert "- [梯度累积](https://kb.51suanli.com/training/x.html): 用小显存模拟大 batch。" in lines
+    assert "https://kb.51suanli.com/llms-full.txt" in text
+    assert lines.index("## 训练") < lines.index("## Optional")
+    assert all(not line.startswith("# ") for line in lines[1:])
+
+
+def test_llms_full_txt_holds_the_articles_as_markdown_with_their_editor_notes(html):
+    text = (html / "llms-full.txt").read_text(encoding="utf-8")
+    assert "# 梯度累积" in text and "## 引言" in text
+    assert ARTICLE_TEXT in text
+    # the 编者注 as a quote, its verdict and its collapsed explanation
+    assert f"> **编者注**\n>\n> **{NOTE_VERDICT}**" in text
+    assert ">\n> **展开说明**\n>\n> 等效 batch 等于每步 batch 乘以累积步数。" in text
+    # a table, code and a diagram as Markdown
+    assert "| 方法 | 显存 |\n| --- | --- |\n| 直接大 batch | 多 |" in text
+    assert "```python\nloss = model(x).sum()\nloss.backward()\n```" in text
+    assert "```mermaid\ngraph LR\n" in text
+    # links absolute; no HTML; none of the page's reading aids (reading time, tags, related)
+    assert "(https://kb.51suanli.com/glossary.html#term-" in text
+    assert "<" not in text.replace("<-", "")
+    assert "阅读时间" not in text and "标签：" not in text
+
+
+# -- 404 under /zh-cn/latest/ ----------------------------------------------------------------
+
+
+class UnderPath(QuietHandler):
+    """The site at /zh-cn/latest/ as Read the Docs serves a version; any
+    other URL, or a missing file, is answered with the site's 404.html."""
+
+    def translate_path(self, path: str) -> str:
+        if not path.startswith(SERVED_AT):
+            return str(Path(self.directory) / "no-such-file")
+        return super().translate_path("/" + path[len(SERVED_AT) :])
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.base, self.urls, self.meta, self.rels = None, [], {}, []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "base":
+            self.base = a.get("href")
+        if tag == "meta" and "name" in a:
+            self.meta[a["name"]] = a.get("content")
+        if tag == "link":
+            self.rels.append(a.get("rel"))
+        for name in ("href", "src"):
+            if a.get(name) and tag in ("a", "link", "script", "img"):
+                self.urls.append((tag, a[name]))
+
+
+def test_404_page_works_from_a_nested_missing_url_under_the_served_path(html):
+    with serve(html, handler_class=UnderPath) as server:
+        missing = f"{server}{SERVED_AT}training/no/such/page.html"
+        with pytest.raises(HTTPError) as answer:
+            urlopen(missing)
+        assert answer.value.code == 404
+        page = answer.value.read().decode("utf-8")
+        assert "页面不存在" in page
+        links = Links()
+        links.feed(page)
+        assert links.base == SERVED_AT
+        assert links.meta.get("robots") == "noindex"
+        assert "canonical" not in links.rels
+        base = urljoin(missing, links.base)
+        fetched = []
+        for tag, url in links.urls:
+            target = urljoin(base, url)
+            if urlparse(target).netloc != urlparse(server).netloc:
+                continue  # (none: the site requests no other host)
+            path = urlparse(target).path
+            assert path.startswith(SERVED_AT), (tag, url, target)
+            with urlopen(target.split("#")[0]) as got:  # a 404 raises
+                assert got.status == 200
+            fetched.append((tag, path))
+        kinds = {tag for tag, _ in fetched}
+        assert {"link", "script", "a"} <= kinds, fetched
+        assert (
+            "a",
+            f"{SERVED_AT}index.html",
+        ) in fetched, fetched
+
+
+def test_other_pages_keep_their_canonical_url(html):
+    links = Links()
+    links.feed((html / "training/x.html").read_text(encoding="utf-8"))
+    assert "canonical" in links.rels and links.base is None and "robots" not in links.meta
