@@ -1,0 +1,227 @@
+"""The calculators as readers use them, in Debian's chromium on the built site:
+change inputs and read the results (which must equal kb.calc.formulas for the
+same inputs), open a shared URL, bad input gets a message and never NaN, the
+page without JavaScript shows the article's example, keyboard and axe.
+
+Screenshots of the four calculators go to test-results/screenshots/calc-*.png.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from kb.calc import formulas
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "test-results" / "screenshots"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+PAGES = {
+    "inference-cost": "inference/inference-cost-breakdown.html",
+    "inference-memory": "inference/inference-cost-breakdown.html",
+    "rent-vs-buy": "hardware/gpu-rental-guide.html",
+    "training-memory": "training/llm-training-10-tips.html",
+}
+SPECS = formulas.specs()
+
+
+def calc(page, name: str):
+    """The live calculator ``name`` on the page (once calc.js has set it up)."""
+    root = page.locator(f".kb-calc.kb-calc-ready:has(input[id^='{name}-'], select[id^='{name}-'])")
+    expect(root).to_have_count(1, timeout=10_000)
+    return root
+
+
+def shown(root, name: str, output: str) -> str:
+    label = next(o["label"] for o in SPECS[name]["outputs"] if o["name"] == output)
+    row = root.locator(".kb-calc-results tr", has=root.page.locator(f"th:text-is('{label}')"))
+    return row.locator("td.kb-calc-value").inner_text()
+
+
+def expected(name: str, output: str, **inputs) -> str:
+    values = {**formulas.defaults(name), **inputs}
+    unit = next(o["unit"] for o in SPECS[name]["outputs"] if o["name"] == output)
+    return formulas.format_number(formulas.compute(name, values)[output], unit)
+
+
+def set_input(root, name: str, field: str, value: str) -> None:
+    control = root.locator(f"#{name}-{field}")
+    if control.evaluate("e => e.tagName") == "SELECT":
+        control.select_option(value)
+    else:
+        control.fill(value)
+
+
+def open_page(page, server, name: str, fragment: str = ""):
+    page.goto(f"{server}/{PAGES[name]}{fragment}")
+    page.wait_for_load_state("networkidle")
+    return calc(page, name)
+
+
+CHANGES = {
+    "inference-cost": (
+        {"qps": "25", "gpus": "2", "tokens": "1000"},
+        ["per_second", "per_request", "per_million_tokens"],
+    ),
+    "rent-vs-buy": ({"hours": "720", "resale": "20000"}, ["break_even_months", "own_36", "rent_36"]),
+    "training-memory": (
+        {
+            "params": "7",
+            "zero": "3",
+            "gpus": "8",
+            "checkpointing": "full",
+            "seq": "4096",
+            "micro_batch": "1",
+            "hidden": "4096",
+            "layers": "32",
+            "heads": "32",
+        },
+        ["weights", "optimizer", "activations", "total"],
+    ),
+    "inference-memory": (
+        {"params": "70", "weight_precision": "int4", "layers": "80", "kv_heads": "8"},
+        ["weights", "kv_cache", "total"],
+    ),
+}
+
+
+def typed(name: str, changes: dict) -> dict:
+    out = {}
+    for item in SPECS[name]["inputs"]:
+        if item["name"] in changes:
+            out[item["name"]] = formulas.parse_input(
+                item,
+                changes[item["name"]],
+                None if item.get("choices") != "gpus" else [changes[item["name"]]],
+            )[0]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_a_calculator_starts_from_the_article_and_follows_the_inputs(page, server, name):
+    root = open_page(page, server, name)
+    for output in CHANGES[name][1]:
+        assert shown(root, name, output) == expected(name, output)
+    # the static table (what readers without JavaScript see) is hidden, and agreed
+    static = root.locator("table.kb-calc-static-results")
+    expect(static).to_be_hidden()
+    changes, outputs = CHANGES[name]
+    for field, value in changes.items():
+        set_input(root, name, field, value)
+    values = typed(name, changes)
+    for output in outputs:
+        assert shown(root, name, output) == expected(name, output, **values), output
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    root.screenshot(path=str(SHOTS / f"calc-{name}.png"))
+    # the URL carries the inputs: reopening it gives the same results
+    url = page.url
+    assert "#" in url and f"{name}." in urllib.parse.unquote(url)
+    again = page.context.new_page()
+    again.goto(url)
+    again.wait_for_load_state("networkidle")
+    reopened = calc(again, name)
+    for output in outputs:
+        assert shown(reopened, name, output) == expected(name, output, **values), output
+    assert page.console_errors == [] and page.foreign_requests == []
+
+
+def test_the_break_even_with_the_articles_numbers(page, server):
+    root = open_page(page, server, "rent-vs-buy")
+    assert shown(root, "rent-vs-buy", "break_even_months") == "27.5 个月"  # 2.29 years, not 1
+    assert root.locator("svg.kb-calc-chart polyline").count() == 2
+    assert "27.5 个月" in root.locator("svg.kb-calc-chart").get_attribute("aria-label")
+
+
+def test_a_shared_url_opens_with_its_inputs(page, server):
+    root = open_page(page, server, "rent-vs-buy", "#rent-vs-buy.hours=720&rent-vs-buy.rent=15")
+    expect(root.locator("#rent-vs-buy-hours")).to_have_value("720")
+    assert shown(root, "rent-vs-buy", "break_even_months") == expected(
+        "rent-vs-buy", "break_even_months", hours=720, rent=15
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("hours", "-5", "不能小于 0"),
+        ("hours", "", "请填写数值"),
+        ("rent", "abc", "请输入数字"),
+        ("hours", "1e9", "不能大于 744"),
+    ],
+)
+def test_bad_input_gets_a_message_and_never_nan(page, server, field, value, message):
+    root = open_page(page, server, "rent-vs-buy")
+    set_input(root, "rent-vs-buy", field, value)
+    control = root.locator(f"#rent-vs-buy-{field}")
+    expect(control).to_have_attribute("aria-invalid", "true")
+    error = root.locator(f"#rent-vs-buy-{field}-error")
+    expect(error).to_have_text(message)
+    assert control.get_attribute("aria-describedby") == f"rent-vs-buy-{field}-error"
+    expect(root.locator(".kb-calc-status")).not_to_be_empty()
+    text = root.inner_text()
+    assert "NaN" not in text and "Infinity" not in text
+    set_input(root, "rent-vs-buy", field, "100")
+    expect(error).to_have_text("")
+    expect(control).not_to_have_attribute("aria-invalid", "true")
+
+
+def test_a_bad_value_in_a_shared_url_is_shown_as_bad(page, server):
+    root = open_page(page, server, "inference-cost", "#inference-cost.qps=0")
+    expect(root.locator("#inference-cost-qps-error")).to_have_text("不能小于 0.001")
+    assert "Infinity" not in root.inner_text()
+
+
+def test_without_javascript_the_article_example_is_a_table(browser, server):
+    context = browser.new_context(java_script_enabled=False)
+    pg = context.new_page()
+    for name, path in PAGES.items():
+        pg.goto(f"{server}/{path}")
+        root = pg.locator(".kb-calc", has=pg.locator(f"text={SPECS[name]['title']}"))
+        expect(root).to_have_count(1)
+        table = root.locator("table.kb-calc-static-results")
+        expect(table).to_be_visible()
+        first = SPECS[name]["outputs"][0]
+        assert expected(name, first["name"]) in table.inner_text()
+        assert root.locator("form").count() == 0
+    context.close()
+
+
+def test_keyboard_and_screen_readers(page, server):
+    root = open_page(page, server, "training-memory")
+    first = root.locator("#training-memory-params")
+    first.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "training-memory-precision"
+    # every control has a label that names it
+    for item in SPECS["training-memory"]["inputs"]:
+        expect(page.get_by_label(item["label"], exact=True)).to_have_count(1)
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        "async () => await axe.run('.kb-calc', {runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'], resultTypes: ['violations']})"
+    )
+    bad = [
+        f"{v['id']} ({v['impact']}): {v['help']}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert bad == [], bad
+
+
+def test_usable_on_a_phone_in_the_dark_theme(browser, server):
+    context = browser.new_context(viewport={"width": 375, "height": 800}, color_scheme="dark")
+    pg = context.new_page()
+    pg.goto(f"{server}/{PAGES['rent-vs-buy']}")
+    pg.wait_for_load_state("networkidle")
+    root = calc(pg, "rent-vs-buy")
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 375
+    box = root.bounding_box()
+    assert box["width"] <= 375
+    background = root.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert background != "rgb(255, 255, 255)" and background != "rgba(0, 0, 0, 0)"
+    root.screenshot(path=str(SHOTS / "calc-rent-vs-buy-375-dark.png"))
+    context.close()
