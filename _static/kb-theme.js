@@ -8,3 +8,14 @@ document.addEventListener("click", (event) => {
   const toc = document.getElementById("__toc");
   if (toc?.checked && event.target.closest(".toc-drawer a")) toc.checked = false;
 });
+
+// A code block that scrolls sideways (an ASCII diagram, a long line) takes
+// keyboard focus, so it can be scrolled without a mouse (WCAG 2.1.1).
+const focusScrollable = () => {
+  for (const pre of document.querySelectorAll("article pre:not(.mermaid)")) {
+    if (pre.scrollWidth > pre.clientWidth) pre.tabIndex = 0;
+    else pre.removeAttribute("tabindex");
+  }
+};
+document.addEventListener("DOMContentLoaded", focusScrollable);
+window.addEventListener("resize", focusScrollable);
