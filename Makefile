@@ -51,18 +51,23 @@ browser: ## make sure Debian's chromium is there for the browser tests
 # builds whatever the times say.)
 SITE_INPUTS := $(shell find conf.py $(SOURCEDIR) data tools/kb _templates _static locale \
   pagefind.yml package-lock.json \( -name __pycache__ -o -name '.*' \) -prune -o -print 2>/dev/null)
-SITE_STAMP  := $(BUILDDIR)/html/.kb-built
+# The build's own files (doctrees, the stamp) stay out of the published folder.
+DOCTREES    := $(BUILDDIR)/doctrees
+SITE_STAMP  := $(DOCTREES)/html.built
 
 html: venv $(SITE_STAMP) ## build the site into _build/html (warnings are errors; nothing to do when no input changed)
 
 # Sphinx rebuilds only what changed; with no input changed, make does not
 # start it at all (loading the environment of 1,000 pages alone takes 2 s).
-$(SITE_STAMP): $(SITE_INPUTS) $(BIN)/.installed node_modules/.installed Makefile
-	$(BIN)/sphinx-build -b html -c . $(SPHINXOPTS) $(SOURCEDIR) $(BUILDDIR)/html
+$(SITE_STAMP): $(SITE_INPUTS) $(BIN)/.installed node_modules/.installed Makefile $(BUILDDIR)/html/index.html
+	$(BIN)/sphinx-build -b html -c . -d $(DOCTREES) $(SPHINXOPTS) $(SOURCEDIR) $(BUILDDIR)/html
 	touch $@
 
+# no rule makes it: when the site folder was deleted, the stamp is out of date
+$(BUILDDIR)/html/index.html: ;
+
 serve: dev-venv ## live-reload preview on http://127.0.0.1:8000
-	$(BIN)/sphinx-autobuild -b html -c . $(SPHINXOPTS) --watch conf.py --watch tools --watch data \
+	$(BIN)/sphinx-autobuild -b html -c . -d $(DOCTREES) $(SPHINXOPTS) --watch conf.py --watch tools --watch data \
 	  --host 127.0.0.1 --port 8000 $(SOURCEDIR) $(BUILDDIR)/html
 
 test: snippets-venv browser ## run every test, code samples included (builds the site once, in a temporary folder)
