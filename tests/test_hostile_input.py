@@ -767,7 +767,7 @@ def test_a_static_file_removed_from_the_project_leaves_the_site(tiny_repo):
     assert (repo / "_build/html/_static/old-notes.txt").exists()
     (repo / "_static/old-notes.txt").unlink()
     # file times tick in jiffies: make must see the folder changed after its stamp
-    later = (repo / "_build/html/.kb-built").stat().st_mtime + 1
+    later = (repo / "_build/doctrees/html.built").stat().st_mtime + 1
     os.utime(repo / "_static", (later, later))
     proc = _make(repo, "html")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
