@@ -126,30 +126,76 @@ def steps_of(job: dict) -> tuple[list[str], list[str]]:
 
 
 SETUP = ["actions/checkout", "actions/setup-python", "actions/setup-node"]
+# jobs in the Debian the tests assume (pr.yml): the image brings Python 3.11
+IN_DEBIAN = ["actions/checkout", "actions/setup-node"]
+IMAGE = re.compile(r"^python:3\.11(\.\d+)?-bookworm$")
+
+
+def commands(script: str) -> list[str]:
+    """The commands of a shell script or a step's `run:`, one per line,
+    comments and the shell's own set-up left out."""
+    out = []
+    for line in script.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "set ", "cd ")):
+            out.append(line)
+    return out
+
+
+def ci_commands() -> list[str]:
+    """What .ci/run runs, after installing the system packages: the make targets."""
+    return make_targets((ROOT / ".ci/run").read_text(encoding="utf-8"))
+
+
+def readme_ci_targets() -> list[str]:
+    """The make targets the README says CI runs: its command table's row for
+    `make check` ("CI 运行的全部内容") and the targets listed in it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = [r for r in readme.splitlines() if r.startswith("| `make ") and "CI 运行的全部内容" in r]
+    assert len(rows) == 1, rows
+    (target,) = re.findall(r"^\| `make ([a-z-]+)`", rows[0])
+    return [target, *re.findall(r"`([a-z-]+)`", rows[0].split("|")[2])]
 
 
 def test_the_pr_workflow_runs_exactly_what_ci_runs():
-    """.ci/run is CI's entry point; the pull-request workflow runs the same make
-    targets, on the Python the Makefile asks for, with chromium from apt."""
+    """.ci/run is CI's entry point and the pull-request workflow runs it, in a
+    Debian container (Debian's chromium: Ubuntu's is a snap that cannot use a
+    profile under /tmp). Its make targets are the README's `make check`,
+    whose prerequisites are the targets the README lists for it."""
     flow = workflow("pr.yml")
     assert set(flow["on"]) == {"pull_request", "workflow_dispatch"}
     assert flow["permissions"] == {"contents": "read"}
     assert list(flow["jobs"]) == ["check"]
     job = flow["jobs"]["check"]
-    uses, targets = steps_of(job)
-    ci = make_targets((ROOT / ".ci/run").read_text(encoding="utf-8"))
-    assert ci == ["check"] and targets == ci
-    assert uses == SETUP + ["actions/upload-artifact", "actions/upload-artifact"]
-    checkout, python = job["steps"][0], job["steps"][1]
-    assert checkout["with"] == {"fetch-depth": 0, "persist-credentials": False}
-    assert python["with"]["python-version"] == "3.11"
-    assert re.search(r"^PYTHON\s+\?=\s+python3\.11$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
-    runs = [str(s.get("run", "")) for s in job["steps"]]
-    assert any("apt-get install" in r and "chromium" in r for r in runs)
+    assert IMAGE.match(str(job["container"])), job["container"]
+    uses, _ = steps_of(job)
+    assert uses == IN_DEBIAN + ["actions/upload-artifact", "actions/upload-artifact"]
+    runs = [c for s in job["steps"] for c in commands(str(s.get("run", "")))]
+    assert runs == ['git config --global --add safe.directory "$GITHUB_WORKSPACE"', ".ci/run"]
+    assert job["steps"][0]["with"] == {"fetch-depth": 0, "persist-credentials": False}
+    node = next(s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/setup-node"))
+    assert node["with"]["node-version"] == "20"
+    # .ci/run: the README's command, which runs the README's targets
+    readme = readme_ci_targets()
+    assert ci_commands() == readme[:1] == ["check"]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    (prereqs,) = re.findall(r"^check: ([a-z -]+?) *##", makefile, re.M)
+    assert prereqs.split() == readme[1:], (prereqs, readme)
+    # the container's Python is the Makefile's
+    assert re.search(r"^PYTHON\s+\?=\s+python3\.11$", makefile, re.M)
     # the site is kept only when every check passed; screenshots always
     site, shots = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact")]
     assert site["if"] == "success()" and site["with"]["path"] == "_build/html"
     assert shots["if"] == "always()" and shots["with"]["path"] == "test-results/"
+
+
+def test_ci_run_installs_debian_packages_only():
+    """CI reaches only PyPI, Debian and npm: .ci/run installs with apt-get,
+    and every other step is make's (pip and npm ci from the lock files)."""
+    script = commands((ROOT / ".ci/run").read_text(encoding="utf-8"))
+    installs = [c for c in script if "install" in c]
+    assert installs and all("apt-get install" in c for c in installs), installs
+    assert any("chromium" in c for c in installs)
 
 
 def test_deploy_builds_with_read_access_and_only_its_deploy_job_writes_pages():
@@ -159,7 +205,8 @@ def test_deploy_builds_with_read_access_and_only_its_deploy_job_writes_pages():
     assert set(flow["jobs"]) == {"build", "deploy"}
     build, deploy = flow["jobs"]["build"], flow["jobs"]["deploy"]
     assert build["permissions"] == {"contents": "read"}
-    assert steps_of(build) == (SETUP + ["actions/upload-pages-artifact"], ["html"])
+    assert IMAGE.match(str(build["container"])), build["container"]
+    assert steps_of(build) == (IN_DEBIAN + ["actions/upload-pages-artifact"], ["html"])
     # the job that may write to Pages runs no project code: no checkout, no run step
     assert deploy["needs"] == "build"
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
@@ -360,9 +407,8 @@ def test_clean_copy_passes_the_same_targets(one_build):
 
 def test_workflows_leave_no_credentials_to_the_build_and_publish_only_the_site():
     """The build runs a pull request's content: no token stays in .git/config
-    (a page that read it would publish it), the job that builds cannot write to
-    Pages, and the build's own files (.doctrees: paths, comments) stay out of
-    what is published."""
+    (a page that read it would publish it), and the job that builds cannot write
+    to Pages. What the deploy publishes: tests/test_rtd.py."""
     import yaml as _yaml
 
     for path in sorted((ROOT / ".github/workflows").glob("*.yml")):
@@ -380,7 +426,3 @@ def test_workflows_leave_no_credentials_to_the_build_and_publish_only_the_site()
                     name,
                     granted,
                 )
-            for i, step in enumerate(steps):
-                uses = str(step.get("uses", ""))
-                if "upload" in uses and step.get("with", {}).get("path") == "_build/html":
-                    assert any(".doctrees" in str(s.get("run", "")) for s in steps[:i]), (path.name, name)
