@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def configs(page: str) -> list[dict]:
     return [
         json.loads(html.unescape(m))
-        for m in re.findall(r'<div class="kb-calc" data-kb-calc="([^"]*)">', page)
+        for m in re.findall(r'<div class="kb-calc" data-pagefind-ignore data-kb-calc="([^"]*)">', page)
     ]
 
 

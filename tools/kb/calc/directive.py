@@ -301,7 +301,9 @@ class CalculatorDirective(SphinxDirective):
 
 def visit_calculator_html(self, node: calculator) -> None:
     config = html.escape(json.dumps(node["config"], ensure_ascii=False, separators=(",", ":")), quote=True)
-    self.body.append(f'<div class="kb-calc" data-kb-calc="{config}">\n')
+    # not in the search index: the example's numbers would outweigh the article's
+    # own words in its section (Pagefind ranks sections by what they hold)
+    self.body.append(f'<div class="kb-calc" data-pagefind-ignore data-kb-calc="{config}">\n')
 
 
 def depart_calculator_html(self, node: calculator) -> None:
