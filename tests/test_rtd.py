@@ -66,8 +66,8 @@ def rtd_config() -> dict:
     return yaml.safe_load((ROOT / ".readthedocs.yaml").read_text(encoding="utf-8"))
 
 
-def rtd_commands(config: dict) -> list[str]:
-    """The commands of the file's jobs, in Read the Docs' order (build: html only)."""
+def rtd_commands(config: dict) -> list[tuple[str, str]]:
+    """(job, command) of the file's jobs, in Read the Docs' order (build: html only)."""
     jobs = config["build"].get("jobs", {})
     assert set(jobs) <= set(JOBS), sorted(set(jobs) - set(JOBS))
     commands = []
@@ -76,26 +76,27 @@ def rtd_commands(config: dict) -> list[str]:
         if job == "build":
             assert set(steps) == {"html"}, steps  # only the format Read the Docs publishes here
             steps = steps["html"]
-        commands += [str(step) for step in steps]
+        commands += [(job, str(step)) for step in steps]
     return commands
 
 
-@pytest.fixture(scope="module")
-def rtd(tmp_path_factory) -> dict:
-    """Run .readthedocs.yaml as Read the Docs would, once; what it made."""
-    config = rtd_config()
+def clone(dest: Path) -> Path:
+    """What Read the Docs checks out: the last commit, shallow."""
+    proc = subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{ROOT}", str(dest)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    return dest
+
+
+def build_as_rtd(checkout: Path) -> dict:
+    """Run the checkout's .readthedocs.yaml as Read the Docs would; what it made."""
+    config = yaml.safe_load((checkout / ".readthedocs.yaml").read_text(encoding="utf-8"))
     assert config["version"] == 2
     assert config["build"]["tools"]["python"] == "3.11" and str(config["build"]["tools"]["nodejs"]) == "20"
     # the environment Read the Docs creates is requirements.txt, as .venv's first layer
     assert config["python"]["install"] == [{"requirements": "requirements.txt"}]
     assert "commands" not in config["build"]  # build.jobs: Read the Docs keeps its own other jobs
-    checkout = tmp_path_factory.mktemp("rtd") / "checkout"
-    clone = subprocess.run(
-        ["git", "clone", "-q", "--depth", "1", f"file://{ROOT}", str(checkout)],
-        capture_output=True,
-        text=True,
-    )
-    assert clone.returncode == 0, clone.stderr
     (checkout / "node_modules").symlink_to(ROOT / "node_modules")
     for name in INSTALL_INPUTS:
         os.utime(checkout / name, (0, 0))
@@ -114,12 +115,21 @@ def rtd(tmp_path_factory) -> dict:
         "NO_COLOR": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
-    log = []
-    for command in rtd_commands(config):
+    log, made = [], []
+    for job, command in rtd_commands(config):
+        if job == "post_build" and not made:  # the folder as make html left it
+            made = published(output / "html", hidden=True)
         proc = subprocess.run(["bash", "-c", command], cwd=checkout, env=env, capture_output=True, text=True)
         log.append(f"$ {command}\n{proc.stdout}{proc.stderr}")
         assert proc.returncode == 0, "\n".join(log)[-4000:]
-    return {"checkout": checkout, "html": output / "html", "output": output, "log": "\n".join(log)}
+    made = made or published(output / "html", hidden=True)
+    return {"html": output / "html", "output": output, "log": "\n".join(log), "made": made}
+
+
+@pytest.fixture(scope="module")
+def rtd(tmp_path_factory) -> dict:
+    """.readthedocs.yaml run once, as Read the Docs would, on a clone of the last commit."""
+    return build_as_rtd(clone(tmp_path_factory.mktemp("rtd") / "checkout"))
 
 
 @pytest.mark.slow
@@ -148,10 +158,14 @@ def test_the_404_page_works_under_the_versions_path(rtd):
 
 
 def published(folder: Path, hidden: bool) -> list[str]:
-    """The files an upload of `folder` takes; without `hidden`, none whose
-    path has a part starting with a dot (actions/upload-pages-artifact
-    excludes them since v4: actions/upload-pages-artifact#102)."""
-    files = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+    """The files an upload of `folder` takes (see `uploaded`)."""
+    return uploaded([p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()], hidden)
+
+
+def uploaded(files: list[str], hidden: bool) -> list[str]:
+    """Without `hidden`, none whose path has a part starting with a dot
+    (actions/upload-pages-artifact excludes them since v4:
+    actions/upload-pages-artifact#102)."""
     return sorted(f for f in files if hidden or not any(part.startswith(".") for part in f.split("/")))
 
 
@@ -201,7 +215,7 @@ def test_the_pages_deploy_uploads_only_what_readers_need(rtd):
     assert all("run" not in s for s in steps[runs[0] + 1 : uploads[0]])
     version = int(str(upload["uses"]).split("@v")[1].split(".")[0])
     hidden = version < 4 or upload["with"].get("include-hidden-files") is True
-    assert_only_reader_files(published(rtd["html"], hidden=hidden))
+    assert_only_reader_files(uploaded(rtd["made"], hidden))
 
 
 def test_the_check_catches_the_build_files():
