@@ -80,6 +80,13 @@ def test_other_formats_get_the_static_table_only(build_root):
     assert "data-kb-calc" not in text and "{" not in text
 
 
+def test_latex_gets_the_static_table_too(build_root):
+    app = build_root("ext-calc", buildername="latex")
+    assert "KB08" not in app.warning.getvalue() and "Traceback" not in app.warning.getvalue()
+    tex = next(Path(app.outdir).glob("*.tex")).read_text(encoding="utf-8")
+    assert "0.00239 元/秒" in tex and "kb-calc" not in tex
+
+
 def test_bad_directives_are_warnings_at_their_lines(build_root):
     app = build_root("ext-calc-bad")
     assert warnings(app) == [
