@@ -41,10 +41,14 @@ dev-venv: venv $(BIN)/.installed-dev ## add what the preview, lint and fast test
 
 snippets-venv: dev-venv $(BIN)/.installed-snippets ## add what the code samples need (torch, CPU build)
 
-browser: ## make sure Debian's chromium is there for the browser tests
-	@test -x $(CHROMIUM) || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else echo "browser tests need $(CHROMIUM): sudo apt-get install chromium" >&2; exit 1; fi; }
+# A Chinese font too: without one, chromium draws every Chinese character as
+# a box (the screenshots, and the layout the browser tests measure).
+BROWSER_PACKAGES := chromium fonts-wqy-microhei
+
+browser: ## make sure Debian's chromium and a Chinese font are there for the browser tests
+	@{ test -x $(CHROMIUM) && fc-list :lang=zh | grep -q .; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PACKAGES); \
+	  else echo "browser tests need $(CHROMIUM) and a Chinese font: sudo apt-get install $(BROWSER_PACKAGES)" >&2; exit 1; fi; }
 
 # What the site is built from. Folders count too: removing or renaming a file
 # changes its folder's time, and that is a change to build. (make -B html
