@@ -155,7 +155,8 @@ const addFullscreenButtons = () => {
     button.type = "button";
     button.className = "kb-mermaid-fullscreen";
     button.setAttribute("aria-label", "全屏查看图示");
-    if (settings.button) button.textContent = settings.button;
+    // "⛶", the default setting, is drawn as an icon; another text is shown as is
+    if (settings.button && settings.button !== "⛶") button.textContent = settings.button;
     else button.append(expandIcon());
     button.style.opacity = settings.buttonOpacity || "50%";
     button.addEventListener("click", () => showFullscreen(el));
