@@ -185,7 +185,7 @@ function mount(root, index) {
   });
   for (const table of root.querySelectorAll(".kb-calc-static")) table.hidden = true;
   root.querySelector(".kb-calc-title")?.replaceChildren(el("strong", {}, config.title));
-  root.append(live);
+  root.insertBefore(live, root.querySelector(".kb-calc-note"));
   root.classList.add("kb-calc-ready");
   update(false);
   share.href = location.href;

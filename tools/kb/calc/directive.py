@@ -287,6 +287,7 @@ class CalculatorDirective(SphinxDirective):
         title = nodes.paragraph(classes=["kb-calc-title"])
         title += nodes.strong(text=tr(spec["title"]))
         title += nodes.Text(tr("（文章的例子；开启 JavaScript 后可以改输入）"))
+        note = nodes.paragraph(text=tr(spec["note"]), classes=["kb-calc-note"])
         return [
             title,
             _table([tr("输入"), tr("数值")], rows_in, [24, 20], ["kb-calc-static", "kb-calc-static-inputs"]),
@@ -296,6 +297,7 @@ class CalculatorDirective(SphinxDirective):
                 [22, 24, 50],
                 ["kb-calc-static", "kb-calc-static-results"],
             ),
+            note,
         ]
 
 
