@@ -32,9 +32,19 @@ def test_other_formats_still_write_the_diagram(build_root):
     assert "[graph]" in (Path(app.outdir) / "index.txt").read_text(encoding="utf-8")
 
 
-def test_latex_uses_mermaid_cli_settings_as_upstream(build_root):
-    """Its LaTeX visitor reads mermaid-cli's settings: without them registered,
-    -b latex on a page with a diagram was an AttributeError; now it is
-    sphinxcontrib-mermaid's own warning (no mermaid-cli here)."""
+def test_latex_without_mermaid_cli_shows_the_diagrams_source(build_root):
+    """No mermaid-cli here (it installs a browser of its own): the book shows
+    the diagram's text, with no warning."""
     app = build_root("ext-mermaid", buildername="latex")
-    assert "command 'mmdc' cannot be run" in app.warning.getvalue()
+    assert app.warning.getvalue() == ""
+    (tex,) = Path(app.outdir).glob("*.tex")
+    assert "\\begin{sphinxVerbatim}" in tex.read_text(encoding="utf-8")  # the page has no other code
+
+
+def test_latex_uses_mermaid_cli_settings_as_upstream(build_root):
+    """With a mermaid-cli, its LaTeX visitor runs and reads mermaid-cli's
+    settings: without them registered, -b latex on a page with a diagram was
+    an AttributeError; here the command fails and it is sphinxcontrib-mermaid's
+    own warning."""
+    app = build_root("ext-mermaid", buildername="latex", confoverrides={"mermaid_cmd": "/bin/false"})
+    assert "Mermaid exited with error" in app.warning.getvalue()
