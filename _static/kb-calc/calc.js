@@ -160,10 +160,10 @@ function mount(root, index) {
     if (config.name === "training-memory") {
       const card = config.cards.find((c) => c.id === values.card);
       const verdict = card.memory_gb === null ? t.unknown : result.total <= card.memory_gb ? t.fitsYes : t.fitsNo;
-      rows.push(el("tr", { class: "kb-calc-verdict" }, el("th", { scope: "row" }, fields.card.spec.choices[values.card]), el("td", { class: "kb-calc-value" }, verdict), el("td", { class: "kb-calc-formula" }, "≤")));
+      rows.push(el("tr", { class: "kb-calc-verdict" }, el("th", { scope: "row" }, fields.card.spec.choices[values.card]), el("td", { class: "kb-calc-value" }, verdict), el("td", { class: "kb-calc-formula" }, t.fitsFormula)));
     }
     if (config.name === "inference-memory") {
-      rows.push(el("tr", { class: "kb-calc-verdict" }, el("th", { scope: "row" }, t.fitsOn), el("td", { class: "kb-calc-value" }, fitsList(config, result.total)), el("td", { class: "kb-calc-formula" }, t.unknown)));
+      rows.push(el("tr", { class: "kb-calc-verdict" }, el("th", { scope: "row" }, t.fitsOn), el("td", { class: "kb-calc-value" }, fitsList(config, result.total)), el("td", { class: "kb-calc-formula" }, `${t.fitsFormula}；${t.unknown}`)));
     }
     const table = el(
       "table", { class: "kb-calc-table" },

@@ -218,6 +218,7 @@ class CalculatorDirective(SphinxDirective):
                 "fitsNo": tr("放不下"),
                 "unknown": tr("显存未核实的卡不列出"),
                 "breakEven": tr("回本点"),
+                "fitsFormula": tr("合计 ≤ 显卡显存"),
             },
         }
 
