@@ -54,11 +54,6 @@ from kb.core.i18n import _
 logger = logging.getLogger(__name__)
 
 
-def tr(text: str) -> str:
-    """The reader-visible text in the site's language (kb.core.i18n), as a plain str."""
-    return str(_(text))
-
-
 SCRIPT = "kb-calc/calc.js"
 STYLE = "kb-calc/calc.css"
 
@@ -179,46 +174,46 @@ class CalculatorDirective(SphinxDirective):
 
     def config_for_browser(self, name: str, spec: dict, values: dict, cards: list[dict]) -> dict:
         def localized(item: dict) -> dict:
-            out = {**item, "label": tr(item["label"])}
+            out = {**item, "label": _(item["label"])}
             if "unit" in item:
-                out["unit"] = tr(item["unit"])
+                out["unit"] = _(item["unit"])
             if isinstance(item.get("choices"), dict):
-                out["choices"] = {k: tr(v) for k, v in item["choices"].items()}
+                out["choices"] = {k: _(v) for k, v in item["choices"].items()}
             elif item.get("choices") == "gpus":
                 out["choices"] = {c["id"]: card_label(c) for c in cards}
             return out
 
         return {
             "name": name,
-            "title": tr(spec["title"]),
+            "title": _(spec["title"]),
             "inputs": [localized(i) for i in spec["inputs"]],
             "outputs": [
-                {**o, "label": tr(o["label"]), "unit": tr(o["unit"]), "formula": tr(o["formula"])}
+                {**o, "label": _(o["label"]), "unit": _(o["unit"]), "formula": _(o["formula"])}
                 for o in spec["outputs"]
             ],
             "values": values,
             "cards": [{"id": c["id"], "model": c["model"], "memory_gb": gpus.memory_of(c)} for c in cards],
             "text": {
-                "inputs": tr("输入"),
-                "results": tr("结果"),
-                "item": tr("项目"),
-                "value": tr("数值"),
-                "formula": tr("公式"),
-                "fix": tr("请先更正标出的输入，结果才会更新。"),
-                "share": tr("本结果的链接（含以上输入）"),
-                "reset": tr("恢复文章的例子"),
-                "never": tr("按这些输入，自建不会比租赁便宜"),
-                "own": tr("自建累计"),
-                "rent": tr("租赁累计"),
-                "month": tr("月"),
-                "chart": tr("36 个月累计成本：自建与租赁"),
-                "fitsOn": tr("放得下的卡（只计显存容量）"),
-                "fitsNone": tr("规格表中没有放得下的卡"),
-                "fitsYes": tr("放得下"),
-                "fitsNo": tr("放不下"),
-                "unknown": tr("显存未核实的卡不列出"),
-                "breakEven": tr("回本点"),
-                "fitsFormula": tr("合计 ≤ 显卡显存"),
+                "inputs": _("输入"),
+                "results": _("结果"),
+                "item": _("项目"),
+                "value": _("数值"),
+                "formula": _("公式"),
+                "fix": _("请先更正标出的输入，结果才会更新。"),
+                "share": _("本结果的链接（含以上输入）"),
+                "reset": _("恢复文章的例子"),
+                "never": _("按这些输入，自建不会比租赁便宜"),
+                "own": _("自建累计"),
+                "rent": _("租赁累计"),
+                "month": _("月"),
+                "chart": _("36 个月累计成本：自建与租赁"),
+                "fitsOn": _("放得下的卡（只计显存容量）"),
+                "fitsNone": _("规格表中没有放得下的卡"),
+                "fitsYes": _("放得下"),
+                "fitsNo": _("放不下"),
+                "unknown": _("显存未核实的卡不列出"),
+                "breakEven": _("回本点"),
+                "fitsFormula": _("合计 ≤ 显卡显存"),
             },
         }
 
@@ -231,69 +226,69 @@ class CalculatorDirective(SphinxDirective):
             if item.get("choices") == "gpus":
                 shown = choices.get(value, value)
             elif "choices" in item:
-                shown = tr(item["choices"][str(value)])
+                shown = _(item["choices"][str(value)])
             else:
-                shown = formulas.format_number(value, tr(item.get("unit", "")))
-            rows_in.append([tr(item["label"]), shown])
+                shown = formulas.format_number(value, _(item.get("unit", "")))
+            rows_in.append([_(item["label"]), shown])
         rows_out = [
-            [tr(o["label"]), formulas.format_number(result[o["name"]], tr(o["unit"])), tr(o["formula"])]
+            [_(o["label"]), formulas.format_number(result[o["name"]], _(o["unit"])), _(o["formula"])]
             for o in spec["outputs"]
         ]
         if name == "rent-vs-buy":
             rows_out.insert(
                 3,
                 [
-                    tr("回本点（年）"),
+                    _("回本点（年）"),
                     formulas.format_number(
                         None if result["break_even_months"] is None else result["break_even_months"] / 12,
-                        tr("年"),
+                        _("年"),
                     ),
-                    tr("回本月数 ÷ 12"),
+                    _("回本月数 ÷ 12"),
                 ],
             )
             for month in (12, 24):
                 rows_out.append(
                     [
-                        tr("{m} 个月累计：自建 / 租赁").format(m=month),
+                        _("{m} 个月累计：自建 / 租赁").format(m=month),
                         formulas.format_number(result["own_curve"][month], "元")
                         + " / "
                         + formulas.format_number(result["rent_curve"][month], "元"),
-                        tr("同上，按 {m} 个月").format(m=month),
+                        _("同上，按 {m} 个月").format(m=month),
                     ]
                 )
         if name == "training-memory":
             card = next((c for c in cards if c["id"] == values["card"]), None)
             memory = gpus.memory_of(card) if card else None
             verdict = (
-                tr("显存未核实")
+                _("显存未核实")
                 if memory is None
-                else (tr("放得下") if result["total"] <= memory else tr("放不下"))
+                else (_("放得下") if result["total"] <= memory else _("放不下"))
             )
             rows_out.append(
                 [
-                    tr("是否放得下：{card}").format(card=choices[values["card"]]),
+                    _("是否放得下：{card}").format(card=choices[values["card"]]),
                     verdict,
-                    tr("合计 ≤ 显卡显存"),
+                    _("合计 ≤ 显卡显存"),
                 ]
             )
         if name == "inference-memory":
             ok = fits(cards, result["total"])
             rows_out.append(
                 [
-                    tr("放得下的卡（只计显存容量）"),
-                    "、".join(ok) if ok else tr("规格表中没有放得下的卡"),
-                    tr("合计 ≤ 显卡显存"),
+                    _("放得下的卡（只计显存容量）"),
+                    "、".join(ok) if ok else _("规格表中没有放得下的卡"),
+                    _("合计 ≤ 显卡显存"),
                 ]
             )
         title = nodes.paragraph(classes=["kb-calc-title"])
-        title += nodes.strong(text=tr(spec["title"]))
-        title += nodes.Text(tr("（文章的例子；开启 JavaScript 后可以改输入）"))
-        note = nodes.paragraph(text=tr(spec["note"]), classes=["kb-calc-note"])
+        title += nodes.strong(text=_(spec["title"]))
+        title += nodes.Text(_("（文章的例子；开启 JavaScript 后可以改输入）"))
+        note = nodes.paragraph(text=_(spec["note"]), classes=["kb-calc-note"])
         return [
             title,
-            _table([tr("输入"), tr("数值")], rows_in, [24, 20], ["kb-calc-static", "kb-calc-static-inputs"]),
+            _table([_("输入"), _("数值")], rows_in, [24, 20], ["kb-calc-static", "kb-calc-static-inputs"]),
             _table(
-                [tr("结果"), tr("数值"), tr("公式")],
+                [_("结果"), _("数值"), _("公式")],
                 rows_out,
                 [22, 24, 50],
                 ["kb-calc-static", "kb-calc-static-results"],
@@ -365,13 +360,13 @@ class GpuSpecTableDirective(SphinxDirective):
             for field, _label, unit in SPEC_COLUMNS:
                 spec = card[field]
                 if "value" not in spec:
-                    row.append(tr("未核实"))
+                    row.append(_("未核实"))
                     continue
                 text = f"{exact(spec['value'], unit)} {mark(spec['source'])}"
                 if "from_sparse" in spec:
-                    text += tr("（稀疏 {v} 的一半）").format(v=exact(spec["from_sparse"]))
+                    text += _("（稀疏 {v} 的一半）").format(v=exact(spec["from_sparse"]))
                 if "accumulate" in spec:
-                    text += f"（{tr(ACCUMULATE[spec['accumulate']])}）"
+                    text += f"（{_(ACCUMULATE[spec['accumulate']])}）"
                 row.append(text)
             prices = [
                 ("$" if p["currency"] == "USD" else "¥") + exact(p["value"]) + " " + mark(p["source"])
@@ -380,7 +375,7 @@ class GpuSpecTableDirective(SphinxDirective):
             rents = [
                 "¥"
                 + (exact(r["low"]) if r["low"] == r["high"] else f"{exact(r['low'])}–{exact(r['high'])}")
-                + tr("/小时")
+                + _("/小时")
                 + (f"（{r['note']}）" if r.get("note") else "")
                 + " "
                 + mark(r["source"])
@@ -389,16 +384,16 @@ class GpuSpecTableDirective(SphinxDirective):
             row += ["；".join(prices) or "—", "；".join(rents) or "—"]
             rows.append(row)
         header = (
-            [tr("型号"), tr("厂商")]
-            + [f"{tr(label)}（{unit}）" for _f, label, unit in SPEC_COLUMNS]
+            [_("型号"), _("厂商")]
+            + [f"{_(label)}（{unit}）" for _f, label, unit in SPEC_COLUMNS]
             + [
-                tr("文章中的价格（无来源）"),
-                tr("文章中的租价（无来源）"),
+                _("文章中的价格（无来源）"),
+                _("文章中的租价（无来源）"),
             ]
         )
         table = _table(header, rows, [16, 8, 10, 12, 24, 18, 8, 24, 28], ["kb-gpu-specs"])
         note = nodes.paragraph(
-            text=tr(
+            text=_(
                 "规格只取自厂商文件（官网、数据手册，或合作伙伴、经销商照原样转载的厂商规格表）；"
                 "没有读到厂商文件的数字留空，标为“未核实”，不用第三方规格网站的数字补上。"
                 "算力均为稠密（不计 2:4 稀疏）值。价格与租价是本站文章中的数字，文章没有给出来源。"
@@ -412,7 +407,7 @@ class GpuSpecTableDirective(SphinxDirective):
                 item += nodes.reference("", source["title"], refuri=source["url"])
             else:
                 item += nodes.Text(source["title"])
-            item += nodes.Text(tr("（{date} 查阅）").format(date=source["accessed"]))
+            item += nodes.Text(_("（{date} 查阅）").format(date=source["accessed"]))
             listing += nodes.list_item("", item)
         return [table, note, listing]
 
