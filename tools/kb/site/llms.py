@@ -228,15 +228,14 @@ def llms_txt(app) -> str:
         ),
         "",
     ]
-    listed: set[str] = set()
     for guide in load_guides(Path(app.config.kb_data_dir)):
-        docs = [d for d in guide_order(env, guide["key"]) if d in pages and d not in listed]
+        # each article once, under its own guide (not the ones it is also listed in)
+        docs = [d for d in guide_order(env, guide["key"]) if pages.get(d, {}).get("guide") == guide["key"]]
         if not docs:
             continue
         lines += [f"## {guide['title']}", ""]
         for doc in docs:
             lines.append(f"- [{title_of(env, doc)}]({_page_url(app, doc)}): {pages[doc].get('summary', '')}")
-            listed.add(doc)
         lines.append("")
     root = app.config.root_doc
     others = [root] + [d for d in reading_order(env) if d not in pages and d != root and d in env.all_docs]
