@@ -166,8 +166,10 @@ class Links(HTMLParser):
                 self.urls.append((tag, a[name]))
 
 
-def test_404_page_works_from_a_nested_missing_url_under_the_served_path(html):
-    with serve(html, handler_class=UnderPath) as server:
+def check_404_under_served_path(site: Path) -> None:
+    """Serve `site` at /zh-cn/latest/; a missing URL three folders deep gets
+    the 404 page, whose every same-site URL (styles, scripts, links) answers."""
+    with serve(site, handler_class=UnderPath) as server:
         missing = f"{server}{SERVED_AT}training/no/such/page.html"
         with pytest.raises(HTTPError) as answer:
             urlopen(missing)
@@ -192,10 +194,11 @@ def test_404_page_works_from_a_nested_missing_url_under_the_served_path(html):
             fetched.append((tag, path))
         kinds = {tag for tag, _ in fetched}
         assert {"link", "script", "a"} <= kinds, fetched
-        assert (
-            "a",
-            f"{SERVED_AT}index.html",
-        ) in fetched, fetched
+        assert ("a", f"{SERVED_AT}index.html") in fetched, fetched
+
+
+def test_404_page_works_from_a_nested_missing_url_under_the_served_path(html):
+    check_404_under_served_path(html)
 
 
 def test_other_pages_keep_their_canonical_url(html):
