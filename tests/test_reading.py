@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from ext_helpers import build_root  # noqa: F401 (fixture)
+from playwright.sync_api import expect
 
 pytest_plugins = ("sphinx.testing.fixtures",)
 
@@ -48,3 +50,184 @@ def test_every_name_of_an_entry_links_to_its_anchor_with_the_definition(build_ro
     assert "_static/kb-terms.js" in html
     assert "kb-terms.js" not in (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
     assert app.warning.getvalue() == ""
+
+
+# -- on the built site, in chromium ---------------------------------------------------------
+
+SHOTS = Path(__file__).resolve().parent.parent / "test-results" / "reading"
+AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 375, "height": 740}
+ARTICLE = "training/llm-training-10-tips.html"
+SCREENSHOTS = {
+    "home": "index.html",
+    "article": ARTICLE,
+    "glossary": "glossary.html",
+    "search": "search.html?q=%E6%B7%B7%E5%90%88%E7%B2%BE%E5%BA%A6",
+}
+
+
+def site_pages(site: Path) -> list[str]:
+    return sorted(str(p.relative_to(site)) for p in site.rglob("*.html") if "_static" not in p.parts)
+
+
+def open_page(pg, url: str) -> None:
+    pg.goto(url)
+    pg.wait_for_load_state("networkidle")
+    if pg.locator("pre.mermaid").count():
+        pg.wait_for_selector("pre.mermaid svg", timeout=20_000)
+    if "search.html" in url:
+        pg.wait_for_selector("#search-results[data-search-done]", state="attached")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_passes_axe_in_both_colour_schemes(browser, server, site, scheme):
+    """WCAG 2.1 AA (axe), serious and critical findings, on every page of the
+    site in the light and the dark scheme (diagrams drawn)."""
+    context = browser.new_context(bypass_csp=True, color_scheme=scheme, viewport=DESKTOP)
+    pg = context.new_page()
+    found = {}
+    for name in site_pages(site):
+        open_page(pg, f"{server}/{name}")
+        pg.add_script_tag(path=str(AXE))
+        result = pg.evaluate(
+            """async () => await axe.run(document, {resultTypes: ['violations'],
+                 runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"""
+        )
+        bad = [
+            f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}"
+            for v in result["violations"]
+            if v["impact"] in ("serious", "critical")
+        ]
+        if bad:
+            found[name] = bad
+    context.close()
+    assert found == {}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_screenshots_of_the_key_pages(browser, server, device):
+    """Home, an article, the glossary and the search page at 1280 px and 375 px
+    (test-results/reading/, for a reviewer); none scrolls sideways."""
+    context = browser.new_context(viewport=DESKTOP if device == "desktop" else PHONE)
+    pg = context.new_page()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for name, url in SCREENSHOTS.items():
+        open_page(pg, f"{server}/{url}")
+        pg.screenshot(path=str(SHOTS / f"{name}-{device}.png"))
+        assert pg.evaluate("document.documentElement.scrollWidth") <= pg.viewport_size["width"], name
+    context.close()
+
+
+@pytest.mark.browser
+def test_desktop_1280_shows_the_contents_beside_the_text(browser, server):
+    context = browser.new_context(viewport=DESKTOP)
+    pg = context.new_page()
+    open_page(pg, f"{server}/{ARTICLE}")
+    toc = pg.locator(".toc-drawer")
+    article = pg.locator("article[role=main]").bounding_box()
+    box = toc.bounding_box()
+    assert toc.is_visible() and pg.locator(".toc-tree li li a").first.is_visible()
+    assert box["x"] >= article["x"] + article["width"] and box["x"] + box["width"] <= 1280
+    assert not pg.locator(".toc-content-icon").is_visible()
+    # Chinese text: line height about 1.75, a CJK font named
+    para = pg.locator("article[role=main] p").first
+    size, height, family = para.evaluate(
+        "p => [parseFloat(getComputedStyle(p).fontSize), parseFloat(getComputedStyle(p).lineHeight),"
+        " getComputedStyle(p).fontFamily]"
+    )
+    assert 1.7 <= height / size <= 1.8
+    assert "PingFang SC" in family and "Noto Sans CJK SC" in family
+    # 回到顶部 appears (scrolling up) beside the text, not over it
+    pg.mouse.wheel(0, 3000)
+    pg.wait_for_timeout(300)
+    pg.mouse.wheel(0, -400)
+    button = pg.locator(".back-to-top")
+    expect(button).to_be_visible()
+    assert button.bounding_box()["x"] >= article["x"] + article["width"]
+    context.close()
+
+
+@pytest.mark.browser
+def test_phone_titles_code_contents_drawer_and_back_to_top(browser, server, site):
+    context = browser.new_context(viewport=PHONE)
+    pg = context.new_page()
+    for name in [p for p in site_pages(site) if p.count("/") == 1 and not p.endswith("index.html")]:
+        open_page(pg, f"{server}/{name}")
+        # the title in at most two lines
+        lines = pg.locator("article h1").evaluate(
+            "h => Math.round(h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight))"
+        )
+        assert lines <= 2, (name, lines)
+        # no code block scrolls sideways
+        wide = pg.evaluate(
+            "[...document.querySelectorAll('article pre:not(.mermaid)')]"
+            ".filter(p => p.scrollWidth > p.clientWidth + 1).length"
+        )
+        assert wide == 0, name
+    open_page(pg, f"{server}/{ARTICLE}")
+    # the contents drawer closes after a tap on an entry
+    pg.locator("label.toc-header-icon").click()
+    pg.wait_for_timeout(400)
+    assert pg.locator(".toc-drawer").bounding_box()["x"] < PHONE["width"]
+    pg.locator(".toc-drawer .toc-tree li li a").nth(1).click()
+    pg.wait_for_timeout(400)
+    assert not pg.locator("#__toc").is_checked()
+    assert pg.locator(".toc-drawer").bounding_box()["x"] >= PHONE["width"]
+    # 回到顶部 sits in the header bar, above the text
+    pg.mouse.wheel(0, 3000)
+    pg.wait_for_timeout(300)
+    pg.mouse.wheel(0, -400)
+    button = pg.locator(".back-to-top")
+    expect(button).to_be_visible()
+    header = pg.locator(".mobile-header").bounding_box()
+    box = button.bounding_box()
+    assert box["y"] >= header["y"] and box["y"] + box["height"] <= header["y"] + header["height"]
+    context.close()
+
+
+@pytest.mark.browser
+def test_term_links_show_the_definition_on_focus(page, server):
+    open_page(page, f"{server}/{ARTICLE}")
+    link = page.locator("article a.reference:has(.std-term)").first
+    href = link.get_attribute("href")
+    assert re.search(r"glossary\.html#term-[a-z0-9-]+$", href), href
+    link.focus()
+    tip = page.locator("#kb-term-tip")
+    expect(tip).to_be_visible()
+    assert link.get_attribute("aria-describedby") == "kb-term-tip"
+    assert len(tip.inner_text()) > 10
+    page.keyboard.press("Escape")
+    expect(tip).to_be_hidden()
+    # the anchor exists on the glossary page, with the headword in bold
+    open_page(page, f"{server}/{href.split('/')[-1]}")
+    target = page.locator(f"#{href.split('#')[1]}")
+    assert target.evaluate("t => getComputedStyle(t).fontWeight") == "700"
+    assert page.console_errors == []
+
+
+@pytest.mark.browser
+def test_home_opens_with_how_to_start_and_keywords_are_for_the_index(page, server, site):
+    open_page(page, f"{server}/index.html")
+    headings = page.locator("article h2").all_inner_texts()
+    assert headings[0].startswith("从这里开始")
+    start = page.locator("article h2").first.bounding_box()["y"]
+    quote = page.locator("article blockquote").first.bounding_box()["y"]
+    guides = page.locator("article ul.kb-guides a")
+    assert guides.count() == 4 and guides.first.bounding_box()["y"] < quote
+    assert start < quote
+    # the 本站内容 titles that name a page are links
+    assert page.locator("article h3 a", has_text="技术教程").count() == 1
+    # the mermaid fullscreen button draws its icon
+    open_page(page, f"{server}/{ARTICLE}")
+    icon = page.locator(".kb-mermaid-fullscreen svg").first
+    assert icon.bounding_box()["width"] >= 12
+    # 关键词: in the page (and so in the search index), not shown
+    keyworded = [
+        p for p in site_pages(site) if 'class="kb-keywords"' in (site / p).read_text(encoding="utf-8")
+    ]
+    assert keyworded
+    open_page(page, f"{server}/{keyworded[0]}")
+    assert page.locator(".kb-keywords").count() == 1 and not page.locator(".kb-keywords").is_visible()
