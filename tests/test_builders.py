@@ -100,7 +100,17 @@ def test_epub_is_a_book_of_the_pages_without_the_site_pages(built):
             "OEBPS/training/x.xhtml" if "OEBPS/training/x.xhtml" in names else "training/x.xhtml"
         )
         opf = next(z.read(n) for n in names if n.endswith(".opf")).decode("utf-8")
+        pages = {n: z.read(n) for n in names if n.endswith(".xhtml")}
     assert ARTICLE_TEXT in article.decode("utf-8")
+    # a book reader reads XHTML: every page is well-formed XML (no attribute
+    # without a value, as the search index's marks are written for browsers)
+    from lxml import etree
+
+    for name, page in pages.items():
+        try:
+            etree.fromstring(page)
+        except etree.XMLSyntaxError as error:
+            pytest.fail(f"{name}: {error}")
     # the site's pages and files have no place in a book
     assert not any(n.split("/")[-1] in ("404.xhtml", "search.xhtml", *SITE_FILES) for n in names), sorted(
         names
