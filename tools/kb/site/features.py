@@ -189,9 +189,11 @@ def _article_dates(app) -> list[tuple[str, str]]:
 
 
 # sphinx-sitemap was considered for sitemap.xml: it lists every page written
-# (404 and search included, unless excluded one by one), not the tag pages'
-# dates, and its URL scheme puts the language in the path by default. The
-# sitemap here is the documents and the tag pages, with their git dates.
+# (404 and search included, unless excluded one by one), its default URL
+# scheme puts language and version in the path ({lang}{version}{link}: here
+# zh_CN/2026.12/), and its lastmod needs sphinx-last-updated-by-git, which
+# reads git per page. This sitemap is the documents and the tag pages, with
+# the dates of the one `git log` the pages already show.
 def write_sitemap(app, outdir: Path, base: str) -> None:
     pages = sorted(set(app.env.found_docs) | {f"tags/{t}" for t in _tag_slugs(app)})
     rows = []
