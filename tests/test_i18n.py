@@ -35,11 +35,23 @@ PLAIN_LABELS = {
         'aria-label="Toggle table of contents sidebar"',
         'aria-label="Toggle Light / Dark / Auto color theme"',
     ],
+    "partials/icons.html": [
+        "<title>Contents</title>",
+        "<title>Menu</title>",
+        "<title>Expand</title>",
+        "<title>Light mode</title>",
+        "<title>Dark mode</title>",
+        "<title>Auto light/dark, in light mode</title>",
+        "<title>Auto light/dark, in dark mode</title>",
+    ],
     "../../navigation.py": ['accessible_name = f"Toggle navigation of {'],
 }
 
 # English interface strings that must not reach a reader (furo's and Sphinx's)
 ENGLISH = [
+    "Contents",
+    "Menu",
+    "Expand",
     "Skip to content",
     "Back to top",
     "Edit this page",
@@ -105,9 +117,14 @@ def test_furo_still_writes_the_labels_our_page_template_translates():
             assert label in text, f"furo's {name} no longer has {label}"
     template = (ROOT / "_templates" / "page.html").read_text(encoding="utf-8")
     translated = catalog()
-    for label in [*PLAIN_LABELS["page.html"], 'aria-label="Toggle navigation of ']:
-        assert f"replace('{label}" in template
-        text = label.split('"')[1]
+    replaced = [
+        *PLAIN_LABELS["page.html"],
+        *PLAIN_LABELS["partials/icons.html"],
+        'aria-label="Toggle navigation of ',
+    ]
+    for label in replaced:
+        assert f"('{label}'" in template, f"_templates/page.html does not replace {label}"
+        text = label.split('"')[1] if '"' in label else re.sub(r"</?title>", "", label)
         assert CJK.search(translated.get(text, "")), text
 
 
@@ -119,12 +136,14 @@ class Interface(HTMLParser):
         super().__init__()
         self.depth_article = 0
         self.skip = 0
+        self.svg_title = False
         self.found: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag in ("script", "style", "svg"):
             self.skip += 1
+        self.svg_title = tag == "title" and self.skip > 0  # an icon's name
         if self.depth_article or (tag == "article" and attrs.get("role") == "main"):
             self.depth_article += 1
         for name in ("aria-label", "placeholder", "alt"):
@@ -141,8 +160,9 @@ class Interface(HTMLParser):
             self.depth_article -= 1
 
     def handle_data(self, data):
-        if not self.depth_article and not self.skip and data.strip():
+        if (self.svg_title or not (self.depth_article or self.skip)) and data.strip():
             self.found.append(data.strip())
+        self.svg_title = False
 
 
 def english_interface(html: str) -> list[str]:
@@ -154,11 +174,13 @@ def english_interface(html: str) -> list[str]:
 def test_the_interface_check_finds_furo_english():
     """The check itself: furo's own markup fails it."""
     html = (
+        '<svg><symbol id="svg-toc"><title>Contents</title></symbol></svg>'
         '<input aria-label="Toggle site navigation sidebar"><a class="skip-to-content">Skip to content</a>'
         '<article role="main"><p>Next.js is fine in an article</p></article>'
         '<footer>Made with <a>Furo</a><div class="last-updated">Last updated on 2026-01-01</div></footer>'
     )
     assert english_interface(html) == [
+        "Contents",
         "input[aria-label]=Toggle site navigation sidebar",
         "Skip to content",
         "Made with",
