@@ -80,8 +80,10 @@ test: snippets-venv browser ## run every test, code samples included (builds the
 test-fast: dev-venv ## the fast tier: no full-site build, no browser, no code samples (under a minute)
 	$(BIN)/python -m pytest -m "not slow and not snippet"
 
-snippets: snippets-venv ## run and check only the pages' code samples
-	$(BIN)/python -m pytest docs tests/test_snippet_policy.py
+# PAGES=docs/training/x.md: only the samples of those pages
+PAGES ?= docs
+snippets: snippets-venv ## run and check only the pages' code samples ([PAGES=docs/….md …])
+	$(BIN)/python -m pytest $(PAGES) tests/test_snippet_policy.py
 
 lint: dev-venv ## Python (ruff: lint and format), Markdown, Chinese copywriting, spelling, workflow (actionlint) and script syntax checks
 	$(BIN)/ruff check

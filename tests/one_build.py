@@ -175,6 +175,10 @@ class At:
         """A name no other case of the run uses (for files and hosts)."""
         return f"c{self.number:03d}"
 
+    @property
+    def has_article(self) -> bool:
+        return self._article is not None
+
     def article(self) -> str:
         """A valid article of its own (as `make new` writes it), in the reading order."""
         if self._article is None:
@@ -276,6 +280,10 @@ def run_group(group: str, folder: Path, secret: Path) -> Run:
             + "\n{% endblock %}\n",
             encoding="utf-8",
         )
-    run = Run(repo, make(repo, TARGETS.get(group, "html")), {})
+    target = TARGETS.get(group, "html")
+    # the samples of the cases' own pages (the repository's pages run in the session)
+    pages = sorted({at.article() for _, at in applied.values() if at.has_article})
+    variables = [f"PAGES={' '.join(pages)}"] if target == "snippets" and pages else []
+    run = Run(repo, make(repo, target, *variables), {})
     run.results = {key: Result(value, at, run) for key, (value, at) in applied.items()}
     return run

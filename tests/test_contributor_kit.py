@@ -390,8 +390,9 @@ def test_dead_link_fails_make_linkcheck(tiny_repo, local_site):
 def test_clean_copy_passes_the_same_targets(one_build):
     """The matrix's control: without the mistakes the targets pass. `make html`
     of the group "valid" (the repository and valid contributions only) passes
-    with no warning; in the run of the group "snippets" only the pages with a
-    mistake fail, every other sample passes."""
+    with no warning; the run of the group "snippets" (`make snippets` with
+    PAGES= the cases' pages: the repository's samples run in the session)
+    fails on the pages with a mistake only."""
     valid = one_build("valid").proc
     assert valid.returncode == 0, (valid.stdout + valid.stderr)[-3000:]
     assert "WARNING" not in valid.stdout + valid.stderr
