@@ -87,9 +87,16 @@ def on_builder_inited(app) -> None:
     if not is_website(app.builder):  # epub, singlehtml …: no search page, no index
         return
     # Pagefind replaces Sphinx's index: the attribute Sphinx's own builders
-    # without search (epub, htmlhelp) set to False
+    # without search (epub, htmlhelp) set to False. (Not in Sphinx's builder
+    # API reference; tests/test_upstream_contract.py fails if it goes.)
     app.builder.search = False
-    app.config.html_additional_pages["search"] = "search.html"
+
+
+def on_collect_pages(app):
+    """The search page (_templates/search.html), written through the
+    documented html-collect-pages event, on websites only."""
+    if is_website(app.builder):
+        yield "search", {}, "search.html"
 
 
 # Sphinx's own search scripts: highlighting of its search terms and the
@@ -210,6 +217,7 @@ def setup(app) -> dict[str, Any]:
     app.set_translator("html", IndexedPageTranslator)
     app.set_translator("dirhtml", IndexedPageTranslator)
     app.connect("builder-inited", on_builder_inited)
+    app.connect("html-collect-pages", on_collect_pages)
     app.connect("html-page-context", on_page_context)
     app.connect("build-finished", on_build_finished)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
