@@ -25,3 +25,22 @@ def test_per_document_data_follows_the_documents(build_root):
     (srcdir / "a.rst").write_text("Page A again\n============\n\nText.\n")
     app = build_root("ext-store", freshenv=False)
     assert titles(app) == {"index": "Home", "a": "Page A again", **{p: f"Page {p}" for p in "bcde"}}
+
+
+def test_toctrees_are_recorded_as_sphinx_records_them(build_root):
+    """kb.core.store's toctree record (documented ``toctree`` nodes) is what
+    Sphinx keeps in ``env.toctree_includes`` (not in its documented API):
+    after a parallel read, and after an incremental one that changes a toctree.
+    If this fails, Sphinx changed what a toctree includes: read its changelog."""
+    from kb.core.store import toctree_children, toctrees
+
+    app = build_root("ext-store", parallel=2)
+    assert toctree_children(app.env, "index") == list("abcdef")
+    assert toctrees(app.env) == {d: list(c) for d, c in app.env.toctree_includes.items()}
+    srcdir = Path(app.srcdir)
+    (srcdir / "index.rst").write_text((srcdir / "index.rst").read_text().replace("   f\n", ""))
+    (srcdir / "a.rst").write_text("Page A\n======\n\n.. toctree::\n   :glob:\n\n   [ef]\n")
+    app = build_root("ext-store", freshenv=False)
+    assert toctree_children(app.env, "index") == list("abcde")
+    assert toctree_children(app.env, "a") == ["e", "f"]
+    assert toctrees(app.env) == {d: list(c) for d, c in app.env.toctree_includes.items()}

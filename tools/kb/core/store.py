@@ -12,7 +12,10 @@ incremental builds). ``KnowledgeBase`` keeps two kinds:
   matter, kb.pages.frontmatter), ``listings`` (pages that show a listing of
   other pages, kb.pages.listings), ``term_usage`` (terms a page links,
   kb.pages.glossary), ``editor_notes`` (kb.editorial.notes), ``mermaid``
-  (diagrams, kb.site.mermaid).
+  (diagrams, kb.site.mermaid), ``toctrees`` (the pages a page's toctrees
+  list, in order, collected here from Sphinx's documented ``toctree`` node:
+  ``toctree_children``; Sphinx's own record of it, ``env.toctree_includes``,
+  is not part of its documented environment API).
 - **for the whole site** (``site(env)``: name -> value): what is derived
   from all documents once they are read (reading order, the 相关文章 lists)
   or read once per build (git dates), for the pages written in this build;
@@ -35,9 +38,10 @@ from collections.abc import Callable, Iterable, Set
 from pathlib import Path
 from typing import Any
 
+from sphinx import addnodes
 from sphinx.domains import Domain
 
-PER_DOCUMENT = ("pages", "listings", "term_usage", "editor_notes", "mermaid")
+PER_DOCUMENT = ("pages", "listings", "term_usage", "editor_notes", "mermaid", "toctrees")
 SHOWN_IN_LISTINGS = ("pages", "editor_notes", "term_usage")
 
 
@@ -47,7 +51,7 @@ class KnowledgeBase(Domain):
     name = "kb"
     label = "51 算力知识库"
     initial_data: dict[str, Any] = {"documents": {name: {} for name in PER_DOCUMENT}, "site": {}}
-    data_version = 2
+    data_version = 3
 
     def clear_doc(self, docname: str) -> None:
         for store in self.data["documents"].values():
@@ -74,8 +78,27 @@ def site(env) -> dict[str, Any]:
     return env.get_domain("kb").data["site"]
 
 
+def collect_toctrees(app, doctree) -> None:
+    """The pages each toctree of the page lists (``includefiles``: the
+    entries' documents, globs expanded), in the page's order."""
+    listed = [doc for node in doctree.findall(addnodes.toctree) for doc in node.get("includefiles", ())]
+    if listed:
+        documents(app.env, "toctrees")[app.env.docname] = listed
+
+
+def toctree_children(env, docname: str) -> list[str]:
+    """The pages ``docname``'s toctrees list, in order ([] for none)."""
+    return documents(env, "toctrees").get(docname, [])
+
+
+def toctrees(env) -> dict[str, list[str]]:
+    """Every page's toctree children: docname -> pages, for pages that list any."""
+    return documents(env, "toctrees")
+
+
 def setup(app) -> dict[str, Any]:
     app.add_domain(KnowledgeBase)
+    app.connect("doctree-read", collect_toctrees)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
 
 

@@ -38,6 +38,7 @@ from typing import Any
 from sphinx.util import logging
 
 from kb.core import markdown as kb_markdown
+from kb.core import store as kb_store
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ MAX_PAGE_BYTES = 1 << 20
 def generated_names(app) -> set[str]:
     """Pages the build writes itself: a document of the same name would be
     overwritten without a word (tags/ holds the tag pages, kb.pages.tags)."""
-    return set(app.config.html_additional_pages) | {"404", "genindex", "py-modindex"}
+    return set(app.config.html_additional_pages) | {"search", "404", "genindex", "py-modindex"}
 
 
 def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
@@ -197,7 +198,7 @@ def _entry_line(env, parent: str, child: str) -> int | None:
 
 
 def on_env_updated(app, env) -> None:
-    cycles = toctree_cycles(env.toctree_includes, app.config.root_doc)
+    cycles = toctree_cycles(kb_store.toctrees(env), app.config.root_doc)
     for parent, child in cycles:
         logger.warning(
             "KB055 circular toctree: %s lists %s, which is already above it in the "
@@ -214,6 +215,7 @@ def on_env_updated(app, env) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("myst_parser")
+    app.setup_extension("kb.core.store")  # the toctrees, for the cycle check
     app.connect("source-read", on_source_read)
     app.connect("include-read", on_include_read)
     app.connect("env-before-read-docs", on_env_before_read_docs)
