@@ -4,9 +4,14 @@ Two costs dominate a one-page edit at 1,000 articles (``make bench``), and
 neither changes the output:
 
 - **Parallel reads of a few pages.** Sphinx 9 reads in worker processes
-  whenever ``-j`` is above 1, even a single changed page; the worker then
-  pickles the whole environment back to the main process, which unpickles
-  it. Below ``kb_parallel_threshold`` pages to read (default 20) this
+  whenever ``-j`` is above 1, even a single changed page (since
+  sphinx-doc/sphinx#12796, which dropped the old floor of six pages, with no
+  setting for one); the worker then pickles the whole environment back to
+  the main process, which unpickles it. Sphinx documents no way to read a
+  page in the main process under ``-j``: what follows is its serial read,
+  with one call outside its documented API (``env.clear_doc``) and one
+  builder attribute outside it (``parallel_ok``); tests/test_ext_build_speed.py
+  fails loudly if either goes. Below ``kb_parallel_threshold`` pages to read (default 20) this
   extension reads them itself, in the main process, exactly as Sphinx's
   serial read does (``env-purge-doc``, ``env.clear_doc``,
   ``builder.read_doc``), from ``env-before-read-docs``, whose list it then
