@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from sphinx.locale import get_translation
-from sphinx.util import logging
 
 CATALOG = "kb"
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -43,8 +42,6 @@ def _(message: str) -> str:
     function returns a lazy proxy before a catalog is registered, which
     ``str.join`` and docutils' attributes do not take)."""
     return str(_translation(message))
-
-logger = logging.getLogger(__name__)
 
 
 def N_(message: str) -> str:  # noqa: N802 (the gettext convention)
