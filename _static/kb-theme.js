@@ -9,12 +9,13 @@ document.addEventListener("click", (event) => {
   if (toc?.checked && event.target.closest(".toc-drawer a")) toc.checked = false;
 });
 
-// A code block that scrolls sideways (an ASCII diagram, a long line) takes
-// keyboard focus, so it can be scrolled without a mouse (WCAG 2.1.1).
+// A code block or table that scrolls sideways (an ASCII diagram, a long
+// line, a wide table) takes keyboard focus, so it can be scrolled without a
+// mouse (WCAG 2.1.1).
 const focusScrollable = () => {
-  for (const pre of document.querySelectorAll("article pre:not(.mermaid)")) {
-    if (pre.scrollWidth > pre.clientWidth) pre.tabIndex = 0;
-    else pre.removeAttribute("tabindex");
+  for (const box of document.querySelectorAll("article pre:not(.mermaid), article .table-wrapper")) {
+    if (box.scrollWidth > box.clientWidth) box.tabIndex = 0;
+    else box.removeAttribute("tabindex");
   }
 };
 document.addEventListener("DOMContentLoaded", focusScrollable);
