@@ -9,8 +9,10 @@ env-before-read-docs."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,35 @@ def test_pages_read_here_are_checked_before_they_are_read(build_root):
         build_root("ext-build-speed-guard", parallel=2, freshenv=False, warning=warnings)
     assert "KB054 the page is not UTF-8" in warnings.getvalue()
     assert "b.rst:4" in warnings.getvalue()
+
+
+@pytest.mark.parametrize("what", ["read", "written"])
+def test_a_page_a_worker_failed_on_is_named_not_dropped(build_root, monkeypatch, what):
+    """Sphinx 9's ParallelTasks can lose a failed worker's pages without a
+    word (add_task catches the error and goes on). Simulated here by a join
+    that swallows the failure as add_task does: the page is still named."""
+    from io import StringIO
+
+    from kb.guard.silent_loss import BuildStopped
+    from sphinx.util.parallel import ParallelTasks
+
+    join = ParallelTasks.join
+
+    def swallowing_join(self):
+        with contextlib.suppress(Exception):  # what add_task does with a worker's error
+            join(self)
+
+    app = build_root("ext-build-speed")  # serially; then four pages to read again, in parallel
+    for name in "abcd":  # (the root page stays as read, or Sphinx stops without it)
+        (Path(app.srcdir) / f"{name}.rst").write_text(f"Page {name}\n======\n\nEdited.\n", encoding="utf-8")
+    monkeypatch.setattr(ParallelTasks, "join", swallowing_join)
+    monkeypatch.setenv(f"KB_TEST_FAIL_{what.upper()}", "c")
+    warnings = StringIO()
+    if what == "read":  # and the build stops: the lost pages cannot be written
+        with pytest.raises(BuildStopped):
+            build_root("ext-build-speed", parallel=2, freshenv=False, warning=warnings)
+    else:
+        build_root("ext-build-speed", parallel=2, freshenv=False, warning=warnings)
+    assert re.search(rf"c\.rst: WARNING: KB058 the page was not {what}", warnings.getvalue()), (
+        warnings.getvalue()
+    )

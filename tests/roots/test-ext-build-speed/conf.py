@@ -13,8 +13,26 @@ def _log(app, what, docname):
         f.write(f"{docname} {os.getpid()}\n")
 
 
+# KB_TEST_FAIL_READ / KB_TEST_FAIL_WRITTEN=<docname>: a worker process fails on that page.
+_MAIN = os.getpid()
+
+
+def _fail(what, docname):
+    if os.environ.get(f"KB_TEST_FAIL_{what.upper()}") == docname and os.getpid() != _MAIN:
+        raise RuntimeError(f"a worker failed on {docname}")
+
+
+def _read(app, docname, source):
+    _fail("read", docname)
+    _log(app, "read", docname)
+
+
+def _written(app, pagename, templatename, context, doctree):
+    if doctree is not None:
+        _fail("written", pagename)
+        _log(app, "written", pagename)
+
+
 def setup(app):
-    app.connect("source-read", lambda app, docname, source: _log(app, "read", docname))
-    app.connect(
-        "html-page-context", lambda app, pagename, *args: _log(app, "written", pagename) if args[-1] else None
-    )
+    app.connect("source-read", _read)
+    app.connect("html-page-context", _written)

@@ -15,7 +15,8 @@ incremental builds). ``KnowledgeBase`` keeps two kinds:
   (diagrams, kb.site.mermaid), ``toctrees`` (the pages a page's toctrees
   list, in order, collected here from Sphinx's documented ``toctree`` node:
   ``toctree_children``; Sphinx's own record of it, ``env.toctree_includes``,
-  is not part of its documented environment API).
+  is not part of its documented environment API), ``read`` (every page
+  read: kb.site.build_speed checks that none handed to a worker was lost).
 - **for the whole site** (``site(env)``: name -> value): what is derived
   from all documents once they are read (reading order, the 相关文章 lists)
   or read once per build (git dates), for the pages written in this build;
@@ -41,7 +42,7 @@ from typing import Any
 from sphinx import addnodes
 from sphinx.domains import Domain
 
-PER_DOCUMENT = ("pages", "listings", "term_usage", "editor_notes", "mermaid", "toctrees")
+PER_DOCUMENT = ("pages", "listings", "term_usage", "editor_notes", "mermaid", "toctrees", "read")
 SHOWN_IN_LISTINGS = ("pages", "editor_notes", "term_usage")
 
 
@@ -51,7 +52,7 @@ class KnowledgeBase(Domain):
     name = "kb"
     label = "51 算力知识库"
     initial_data: dict[str, Any] = {"documents": {name: {} for name in PER_DOCUMENT}, "site": {}}
-    data_version = 3
+    data_version = 4
 
     def clear_doc(self, docname: str) -> None:
         for store in self.data["documents"].values():

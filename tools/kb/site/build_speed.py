@@ -25,6 +25,14 @@ neither changes the output:
   workers and carries on), so a few pages are also safer written here.
   tests/test_build_modes.py compares -j 1 and -j 2 output;
   tests/test_ext_build_speed.py checks which process reads and writes.
+- **Pages a worker process failed to read or write.** Sphinx 9's
+  ``ParallelTasks.add_task`` catches the error a finished worker reports
+  and only terminates the workers still running, and the build goes on:
+  their pages are neither read nor written, without a word. So every page
+  handed to be read must have been read (recorded at ``doctree-read``, in
+  the kb domain, which Sphinx merges from the workers), and every page
+  handed to ``write_documents`` must have been written in this build;
+  otherwise KB058 names it.
 - **Garbage collection over the loaded environment.** The pickled
   environment of 1,000 articles unpickles into millions of objects that live
   until the build ends; Python's cyclic collector would walk all of them
@@ -42,10 +50,17 @@ neither changes the output:
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 from typing import Any
 
 from sphinx.builders.html import StandaloneHTMLBuilder
+from sphinx.util import logging
 from sphinx.util.display import status_iterator
+
+from kb.core.store import documents
+from kb.guard.silent_loss import BuildStopped
+
+logger = logging.getLogger(__name__)
 
 # Whether this process's collector was paused here (and must be resumed).
 _paused = {"gc": False}
@@ -67,6 +82,7 @@ def on_builder_inited(app) -> None:
 
 def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
     _read_here.clear()  # one build at a time: nothing from a build that stopped
+    _to_read[id(env)] = list(docnames)
     if not docnames or len(docnames) >= app.config.kb_parallel_threshold:
         return
     read_here = list(docnames)
@@ -84,8 +100,34 @@ def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
 _read_here: dict[int, list[str]] = {}
 
 
+# The pages handed to be read in this build (by Sphinx or above).
+_to_read: dict[int, list[str]] = {}
+
+
+def on_doctree_read(app, doctree) -> None:
+    documents(app.env, "read")[app.env.docname] = True
+
+
+def _not_done(docname: str, what: str) -> None:
+    logger.warning(
+        "KB058 the page was not %s: a worker process of the parallel build failed "
+        "and Sphinx went on without it; build again (with -j 1 to see the error)",
+        what,
+        location=(docname, None),
+        type="kb",
+        subtype="parallel",
+    )
+
+
 def on_env_updated(app, env) -> list[str]:
-    """The pages read above: Sphinx writes them, as the ones it read itself."""
+    """The pages read above: Sphinx writes them, as the ones it read itself.
+    And every page handed to be read was read (KB058)."""
+    read = documents(env, "read")
+    lost = sorted(d for d in _to_read.pop(id(env), []) if d not in read)
+    for docname in lost:
+        _not_done(docname, "read")
+    if lost:  # writing a page that was not read would stop with a traceback
+        raise BuildStopped
     return _read_here.pop(id(env), [])
 
 
@@ -96,10 +138,27 @@ class HTMLBuilder(StandaloneHTMLBuilder):
     def write_documents(self, docnames) -> None:
         if len(docnames) < self.config.kb_parallel_threshold:
             self.parallel_ok = False
+        started = _file_clock(Path(self.outdir))
         super().write_documents(docnames)
+        for docname in sorted(docnames):
+            page = Path(self.outdir, self.get_target_uri(docname))
+            if not page.is_file() or page.stat().st_mtime_ns < started:
+                _not_done(docname, "written")
+
+
+def _file_clock(folder: Path) -> int:
+    """Now, as the file system of ``folder`` stamps files (its clock can lag
+    Python's by a tick)."""
+    stamp = folder / ".kb-write-started"
+    stamp.touch()
+    try:
+        return stamp.stat().st_mtime_ns
+    finally:
+        stamp.unlink()
 
 
 def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb.core.store")  # the pages read, merged from the workers
     app.add_config_value("kb_parallel_threshold", 20, "", types=[int])
     app.add_builder(HTMLBuilder, override=True)
     app.connect("config-inited", on_config_inited)
@@ -110,4 +169,5 @@ def setup(app) -> dict[str, Any]:
     # whatever the order of conf.py's extensions (tests/test_ext_build_speed.py).
     app.connect("env-before-read-docs", on_env_before_read_docs, priority=900)
     app.connect("env-updated", on_env_updated)
+    app.connect("doctree-read", on_doctree_read)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
