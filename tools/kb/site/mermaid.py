@@ -1,43 +1,55 @@
-"""Mermaid diagrams: checked at build time, served from the site itself, and
-loaded by a static script (no inline ``<script>``).
+"""Mermaid diagrams: drawn to SVG ahead of time, checked at build time, and
+served as images: pages load no mermaid script.
 
-Three jobs, each once per build:
+- **Draw (make diagrams).** Drawing needs a browser, and Read the Docs has
+  none. ``tools/render_diagrams.py`` draws every diagram of the pages in
+  Debian's chromium (Playwright, mermaid's npm build from node_modules), in a
+  light and a dark variant, with SVG text labels (no ``<foreignObject>``),
+  sanitized and checked like any written SVG (kb.guard.html); the SVGs are
+  committed in ``docs/_diagrams/`` (``kb_diagrams_dir``, under the source
+  folder). A file is named by a digest of what it is drawn from (the
+  diagram text, the mermaid version pinned in package.json, the drawing
+  settings: :func:`render_settings`, :data:`RENDERER`) and its variant:
+  ``<digest>-light.svg``, ``<digest>-dark.svg``. So an edited diagram has no
+  SVG until it is drawn again.
+- **Check (KB110, KB060).** The build needs no browser: a diagram whose SVGs
+  are missing (new, edited, or drawn with another mermaid) is KB110 at its
+  line, "run make diagrams"; ``-W`` fails the build, and CI with it. Such a
+  diagram is first parsed with mermaid's own parser, by one Node process per
+  build (``mermaid_check.mjs`` beside this file, JSON over stdin/stdout), so
+  that a syntax error is KB060 with mermaid's message rather than a request
+  to draw it. Results are cached in the environment (kb.core.store) by a
+  digest of the diagram text, the mermaid version, the checker and
+  ``mermaid_init_config``; a diagram with its SVGs is never parsed here
+  (make diagrams parsed it when it drew it). Node or mermaid missing, or a
+  parse that takes longer than ``kb_mermaid_timeout`` seconds, is a warning
+  too.
+- **Write.** A diagram is a ``<div class="kb-diagram">``: each variant as an
+  ``<img>`` in a link to the SVG file (the full-size view), shown in the
+  theme it belongs to by furo's ``only-light`` / ``only-dark`` classes
+  (which follow ``data-theme`` on ``<body>`` and, in "auto", the system's
+  colour scheme), and the diagram's source in a ``<details>`` (the text
+  version, for screen readers and as a fallback). The SVGs a build uses are
+  copied to ``<outdir>/_images/``. Books: epub gets the light variant only;
+  LaTeX and Texinfo show the source (see :func:`svg_paths` for a node's SVG
+  files).
 
-- **Check (KB060).** mermaid draws in the reader's browser; a diagram with a
-  syntax error used to pass the build and show "Syntax error in text". Every
-  diagram is parsed with mermaid's own parser, by one Node process per build
-  (``mermaid_check.mjs`` beside this file, JSON over stdin/stdout). Results
-  are cached in the environment (kb.core.store) by a digest of the diagram text (and of the
-  mermaid version, the checker and ``mermaid_init_config``), so an
-  incremental build starts Node only for diagram text it has not seen; a
-  broken diagram keeps failing every build until it is fixed, re-read or not.
-  Node or mermaid missing, or a parse that takes longer than
-  ``kb_mermaid_timeout`` seconds, is a warning too (``-W`` fails).
-- **Serve.** The npm package ``mermaid`` (pinned in package-lock.json,
-  installed by ``npm ci``) ships an ESM build that imports its diagram types
-  from a ``chunks/`` folder on demand. That build, the whole chunk folder and
-  no source maps, is copied to ``<outdir>/_static/vendor/mermaid/``; nothing
-  comes from a CDN.
-- **Load.** sphinxcontrib-mermaid's own setup would write an inline
-  ``<script type="module">`` (import + initialisation) into pages, which a
-  Content-Security-Policy without ``'unsafe-inline'`` blocks; it has no
-  option for an external loader (mgaitan/sphinxcontrib-mermaid#222). So it
-  is not set up as an extension: this one registers its directive and node
-  classes, and the config values of its README that this site honours
-  (MERMAID_CONFIG, same names and defaults). Pages with a diagram load
-  ``_static/kb-mermaid.js``, with those settings in a data attribute of its
-  ``<script>`` tag, and ``_static/kb-mermaid.css``. Other pages load neither.
-
-What this relies on in sphinxcontrib-mermaid: the ``mermaid`` node class
-with the diagram text in ``node["code"]``, the ``Mermaid`` directive class
-and its visitors for other formats than HTML. tests/test_mermaid.py fails if
-any of this changes.
+sphinxcontrib-mermaid's own setup would write an inline ``<script
+type="module">`` into pages, and load mermaid; it is not set up as an
+extension: this one registers its directive and node classes, and the config
+values of its README that this site honours (MERMAID_CONFIG, same names and
+defaults). What this relies on in it: the ``mermaid`` node class with the
+diagram text in ``node["code"]`` (and ``"alt"``), the ``Mermaid`` directive
+class and its visitors for other formats than HTML. tests/test_ext_mermaid.py
+fails if any of this changes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import json
+import posixpath
 import re
 import shutil
 import subprocess
@@ -55,17 +67,23 @@ from sphinxcontrib.mermaid import (
     text_visit_mermaid,
 )
 
+from kb.core.builders import serves_pages
+from kb.core.i18n import _
 from kb.core.store import documents, site
 from kb.guard import untrusted as kb_untrusted
 
 logger = logging.getLogger(__name__)
 
-ENTRY = "mermaid.esm.min.mjs"
-CHUNKS = Path("chunks") / "mermaid.esm.min"
-TARGET = Path("_static") / "vendor" / "mermaid"
 CHECKER = Path(__file__).with_name("mermaid_check.mjs")
-SCRIPT = "kb-mermaid.js"
 STYLE = "kb-mermaid.css"
+# Bump when tools/render_diagrams.py changes what it writes: every SVG is
+# then out of date, and make diagrams draws them all again.
+RENDERER = "1"
+VARIANTS = ("light", "dark")
+# mermaid's dark theme writes edge labels #ccc on #585858 (contrast 4.4,
+# under WCAG AA's 4.5): a darker label background gives 7.
+DARK_VARIABLES = {"edgeLabelBackground": "#3b3b3b"}
+IMAGES = "_images"
 # the longest lines of mermaid's message kept in a warning
 MESSAGE_LIMIT = 400
 
@@ -140,6 +158,76 @@ def collect_diagrams(app, doctree: nodes.document) -> None:
     found = [(node.line, node["code"], "zoom" in node) for node in doctree.findall(mermaid)]
     if found:
         documents(app.env, "mermaid")[app.env.docname] = found
+
+
+# -- the SVG files: named by what they are drawn from ------------------------------
+
+
+def mermaid_version(confdir: str | Path) -> str:
+    """The mermaid version package.json pins (what ``npm ci`` installs)."""
+    package = Path(confdir) / "package.json"
+    if not package.exists():
+        return "none"
+    pins = json.loads(package.read_text(encoding="utf-8"))
+    return str({**pins.get("devDependencies", {}), **pins.get("dependencies", {})}.get("mermaid", "none"))
+
+
+def render_settings(config) -> dict[str, dict[str, Any]]:
+    """The ``mermaid.initialize()`` options of each variant, as make diagrams
+    draws it: ``mermaid_init_config`` and the light or dark theme, with text
+    labels in SVG (``htmlLabels: false``: an HTML label is a
+    ``<foreignObject>``, which kb.guard.html refuses), and ids and strokes
+    that do not change from one drawing to the next."""
+    init = {
+        **config.mermaid_init_config,
+        "startOnLoad": False,
+        "htmlLabels": False,
+        "deterministicIds": True,
+        "handDrawnSeed": 1,  # shapes drawn with rough.js: the same strokes each time
+    }
+    init["flowchart"] = {**init.get("flowchart", {}), "htmlLabels": False}
+    variables = init.get("themeVariables", {})
+    return {
+        "light": {**init, "theme": config.mermaid_light_theme, "darkMode": False},
+        "dark": {
+            **init,
+            "theme": config.mermaid_dark_theme,
+            "darkMode": True,
+            "themeVariables": {**variables, **DARK_VARIABLES},
+        },
+    }
+
+
+def diagram_digest(code: str, settings: dict, version: str) -> str:
+    """What a diagram's SVG files are named by: its text and all it is drawn with."""
+    key = json.dumps([RENDERER, version, settings, code], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def svg_name(digest: str, variant: str) -> str:
+    return f"{digest}-{variant}.svg"
+
+
+def diagrams_dir(app) -> Path:
+    """The committed SVGs: ``kb_diagrams_dir`` under the source folder."""
+    return Path(app.srcdir) / app.config.kb_diagrams_dir
+
+
+def svg_paths(app, code: str) -> dict[str, Path]:
+    """The SVG file of each variant of the diagram ``code`` (a ``mermaid``
+    node's ``node["code"]``), in the source folder; missing files are KB110."""
+    digest = diagram_digest(code, render_settings(app.config), mermaid_version(app.confdir))
+    folder = diagrams_dir(app)
+    return {variant: folder / svg_name(digest, variant) for variant in VARIANTS}
+
+
+SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)"[^>]*?\sheight="([\d.]+)"')
+
+
+def svg_size(path: Path) -> tuple[str, str] | None:
+    """The width and height make diagrams writes on the root element."""
+    match = SIZE.search(path.read_text(encoding="utf-8", errors="replace")[:4000])
+    return (match.group(1), match.group(2)) if match else None
 
 
 # -- checking: one Node process for the diagram texts not seen before -------------
@@ -235,8 +323,14 @@ def on_env_updated(app, env) -> None:
     diagrams = documents(env, "mermaid")
     if not diagrams or app.builder.format != "html":
         return
+    drawn = {
+        code: all(path.exists() for path in svg_paths(app, code).values())
+        for found in diagrams.values()
+        for _, code, _ in found
+    }
+    # only a diagram without its SVGs is parsed here: make diagrams parsed the others
     fingerprint = _fingerprint(app)
-    keys = {code: _digest(fingerprint, code) for found in diagrams.values() for _, code, _ in found}
+    keys = {code: _digest(fingerprint, code) for code, done in drawn.items() if not done}
     cache = {key: error for key, error in site(env).get("mermaid_parsed", {}).items() if key in keys.values()}
     unseen = sorted({code for code, key in keys.items() if key not in cache})
     stuck = None
@@ -248,68 +342,116 @@ def on_env_updated(app, env) -> None:
 
 
 def _report(app, diagrams, keys, cache, stuck: str | None) -> None:
+    folder = diagrams_dir(app)
+    try:
+        shown = folder.relative_to(Path(app.confdir)).as_posix()
+    except ValueError:
+        shown = str(folder)
     for docname in sorted(diagrams):
         for line, code, zoom in diagrams[docname]:
             location = (docname, line)
-            error = cache.get(keys[code])
-            if error:
-                _warn(
-                    "KB060 mermaid diagram does not parse: %s; fix the diagram's syntax "
-                    '(readers would see "Syntax error in text")',
-                    summary(error),
-                    location=location,
-                )
-            elif code == stuck:
-                _warn(
-                    "KB060 mermaid took longer than %s s to parse this diagram; split it or simplify it",
-                    app.config.kb_mermaid_timeout,
-                    location=location,
-                )
+            if code in keys:
+                error = cache.get(keys[code])
+                if error:
+                    _warn(
+                        "KB060 mermaid diagram does not parse: %s; fix the diagram's syntax",
+                        summary(error),
+                        location=location,
+                    )
+                elif code == stuck:
+                    _warn(
+                        "KB060 mermaid took longer than %s s to parse this diagram; split it or simplify it",
+                        app.config.kb_mermaid_timeout,
+                        location=location,
+                    )
+                else:
+                    missing = ", ".join(p.name for p in svg_paths(app, code).values() if not p.exists())
+                    _warn(
+                        "KB110 the diagram has no SVG drawn from its current text (%s/%s): "
+                        "run `make diagrams` and commit %s/",
+                        shown,
+                        missing,
+                        shown,
+                        location=location,
+                    )
             if zoom:
                 _warn(
-                    "KB060 the :zoom: option of mermaid is not supported here (it loads d3 "
-                    "from a CDN); remove it",
+                    "KB060 the :zoom: option of mermaid is not supported here (diagrams are "
+                    "images; each links to its full-size SVG); remove it",
                     location=location,
                 )
 
 
-# -- writing: the markup, the script and the files --------------------------------
+# -- writing: the markup and the files ----------------------------------------------
+
+
+def _variants(builder) -> tuple[str, ...]:
+    """Both variants on the site; one in a book (no theme to follow there)."""
+    return VARIANTS if serves_pages(builder) else ("light",)
+
+
+def alt_text(node) -> str:
+    """The images' text: the ``:alt:`` option, or the caption, and where the
+    text version is."""
+    if node.get("alt"):
+        return node["alt"]
+    figure = node.parent if isinstance(node.parent, nodes.figure) else None
+    caption = figure.next_node(nodes.caption) if figure is not None else None
+    if caption is not None and caption.astext().strip():
+        return _("图示：%s（文字版见下方的“图示源码”）") % caption.astext().strip()
+    return _("图示（文字版见下方的“图示源码”）")
+
+
+def resolve_images(app, doctree, docname: str) -> None:
+    """Each diagram's SVG files, as URLs from this page, on its node (the
+    HTML visitor writes them); none when a file is missing (KB110)."""
+    if app.builder.format != "html":
+        return
+    here = posixpath.dirname(app.builder.get_target_uri(docname)) or "."
+    for node in doctree.findall(mermaid):
+        paths = svg_paths(app, node["code"])
+        images = []
+        for variant in _variants(app.builder):
+            path = paths[variant]
+            size = svg_size(path) if path.exists() else None
+            if size is None:
+                images = []
+                break
+            uri = posixpath.relpath(f"{IMAGES}/{path.name}", here)
+            images.append({"variant": variant, "uri": uri, "width": size[0], "height": size[1]})
+        node["kb_images"] = images
+        node["kb_alt"] = alt_text(node)
 
 
 def visit_mermaid_html(self, node) -> None:
-    """The diagram text in ``<pre class="mermaid">``, which kb-mermaid.js draws."""
-    classes = ["mermaid"] + ([f"align-{node['align']}"] if "align" in node else [])
+    """The diagram's images, each a link to its SVG, and its source."""
+    images = node.get("kb_images") or []
+    classes = ["kb-diagram"] + ([f"align-{node['align']}"] if "align" in node else [])
     ident = f' id="{node["ids"][0]}"' if len(node.get("ids", [])) == 1 else ""
-    self.body.append(f'<pre{ident} class="{" ".join(classes)}">{self.encode(node["code"])}</pre>\n')
+    alt = html.escape(node.get("kb_alt", ""), quote=True)
+    self.body.append(f'<div{ident} class="{" ".join(classes)}">\n')
+    for image in images:
+        shown = f" only-{image['variant']}" if len(images) > 1 else ""
+        uri = html.escape(image["uri"], quote=True)
+        self.body.append(
+            f'<a class="kb-diagram-image{shown}" href="{uri}">'
+            f'<img src="{uri}" alt="{alt}" width="{image["width"]}" height="{image["height"]}" '
+            'loading="lazy" decoding="async" /></a>\n'
+        )
+    summary_text = html.escape(_("图示源码（文字版）"))
+    opened = "" if images else " open"
+    self.body.append(
+        f'<details class="kb-diagram-source"{opened}><summary>{summary_text}</summary>'
+        f"<pre>{self.encode(node['code'])}</pre></details>\n</div>\n"
+    )
     raise nodes.SkipNode
 
 
-def browser_settings(config) -> dict[str, Any]:
-    """What kb-mermaid.js needs from conf.py (sphinxcontrib-mermaid's values)."""
-    return {
-        "init": config.mermaid_init_config,
-        "lightTheme": config.mermaid_light_theme,
-        "darkTheme": config.mermaid_dark_theme,
-        "width": config.mermaid_width,
-        "height": config.mermaid_height,
-        "fullscreen": str(config.mermaid_fullscreen).lower() == "true",
-        "button": config.mermaid_fullscreen_button,
-        "buttonOpacity": f"{config.mermaid_fullscreen_button_opacity}%",
-    }
-
-
 def add_assets(app, pagename, templatename, context, doctree) -> None:
-    """kb-mermaid.js and .css on pages with a diagram, and only there."""
+    """kb-mermaid.css on pages with a diagram, and only there (no script)."""
     if app.builder.format != "html" or doctree is None or doctree.next_node(mermaid) is None:
         return
     app.add_css_file(STYLE)
-    settings = json.dumps(browser_settings(app.config), ensure_ascii=False, default=str)
-    app.add_js_file(SCRIPT, type="module", **{"data-kb-mermaid": settings})
-    # Fetch mermaid alongside kb-mermaid.js rather than after it has been
-    # parsed. Not through add_css_file: its ?v= checksum would make the URL
-    # differ from the one kb-mermaid.js imports, and the file load twice.
-    entry = context["pathto"](f"{TARGET.as_posix()}/{ENTRY}", resource=True)
-    context["metatags"] = context.get("metatags", "") + f'\n<link rel="modulepreload" href="{entry}" />'
 
 
 def on_config_inited(app, config) -> None:
@@ -317,25 +459,22 @@ def on_config_inited(app, config) -> None:
         _warn("KB060 mermaid_d3_zoom is not supported here (it loads d3 from a CDN); remove it from conf.py")
 
 
-def files_to_copy(dist: Path) -> list[Path]:
-    """The ESM entry point and every chunk it may import (no source maps)."""
-    return [dist / ENTRY, *sorted((dist / CHUNKS).glob("*.mjs"))]
-
-
-def on_build_finished(app, exception) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    dist = Path(app.confdir) / "node_modules" / "mermaid" / "dist"
-    if not (dist / ENTRY).exists():
-        _warn("mermaid is not installed (%s): run `npm ci` (make html does)", dist / ENTRY)
-        return
-    out = Path(app.outdir) / TARGET
-    for src in files_to_copy(dist):
-        dest = out / src.relative_to(dist)
-        if dest.exists() and dest.stat().st_size == src.stat().st_size:
-            continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest)
+def copy_svgs(app):
+    """The SVGs of the build's diagrams to ``<outdir>/_images/`` (during the
+    builder's finish: before an epub is packed)."""
+    if app.builder.format != "html":
+        return []
+    out = Path(app.outdir) / IMAGES
+    codes = {code for found in documents(app.env, "mermaid").values() for _, code, _ in found}
+    for code in sorted(codes):
+        paths = svg_paths(app, code)
+        for variant in _variants(app.builder):
+            src, dest = paths[variant], out / paths[variant].name
+            if not src.exists() or (dest.exists() and dest.stat().st_size == src.stat().st_size):
+                continue  # a missing SVG is KB110; the same name is the same drawing
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+    return []
 
 
 # sphinxcontrib-mermaid's config values (its README) that this site honours,
@@ -348,11 +487,6 @@ MERMAID_CONFIG = {
     "mermaid_config": (None, "env"),  # read by its directive
     "mermaid_light_theme": ("default", "html"),
     "mermaid_dark_theme": ("dark", "html"),
-    "mermaid_width": ("100%", "html"),
-    "mermaid_height": ("500px", "html"),
-    "mermaid_fullscreen": (True, "html"),
-    "mermaid_fullscreen_button": ("⛶", "html"),
-    "mermaid_fullscreen_button_opacity": ("50", "html"),
     "mermaid_d3_zoom": (False, "html"),  # refused (KB060)
     "mermaid_cmd": ("mmdc", "html"),
     "mermaid_cmd_shell": ("False", "html"),
@@ -378,6 +512,7 @@ def setup(app) -> dict[str, Any]:
         app.add_config_value(name, default, rebuild)
     app.add_config_value("kb_mermaid_node", "node", "", types=[str])
     app.add_config_value("kb_mermaid_timeout", 120, "", types=[int])
+    app.add_config_value("kb_diagrams_dir", "_diagrams", "html", types=[str])
     app.add_directive("mermaid", LocatedMermaid)
     app.add_node(
         mermaid,
@@ -392,6 +527,7 @@ def setup(app) -> dict[str, Any]:
     app.connect("config-inited", on_config_inited)
     app.connect("env-updated", on_env_updated)
     app.connect("doctree-resolved", diagrams_as_source)
+    app.connect("doctree-resolved", resolve_images)
     app.connect("html-page-context", add_assets)
-    app.connect("build-finished", on_build_finished)
-    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("html-collect-pages", copy_svgs)
+    return {"version": "3", "parallel_read_safe": True, "parallel_write_safe": True}
