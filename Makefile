@@ -11,7 +11,7 @@ BUILDDIR    := _build
 CHROMIUM    ?= /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help venv dev-venv snippets-venv browser html serve test test-fast snippets lint linkcheck check new bench bench-search page-weight import stale-data claims clean
+.PHONY: help venv dev-venv snippets-venv browser html diagrams serve test test-fast snippets lint linkcheck check new bench bench-search page-weight import stale-data claims clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -69,6 +69,12 @@ $(SITE_STAMP): $(SITE_INPUTS) $(BIN)/.installed node_modules/.installed Makefile
 
 # no rule makes it: when the site folder was deleted, the stamp is out of date
 $(BUILDDIR)/html/index.html: ;
+
+# Diagrams are SVG files drawn ahead of time (kb.site.mermaid): the build needs
+# no browser (Read the Docs has none) and fails (KB110) on a diagram whose
+# SVGs are missing or drawn from an older text.
+diagrams: dev-venv browser ## draw the mermaid diagrams to SVG in chromium (docs/_diagrams/: commit it)
+	$(BIN)/python tools/render_diagrams.py
 
 serve: dev-venv ## live-reload preview on http://127.0.0.1:8000
 	$(BIN)/sphinx-autobuild -b html -c . -d $(DOCTREES) $(SPHINXOPTS) --watch conf.py --watch tools --watch data \
