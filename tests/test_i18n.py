@@ -225,9 +225,15 @@ def test_an_english_edition_is_a_translation_of_kb_po(build_root, tmp_path):
     assert "全部 15 篇" not in html
 
 
-def test_gettext_builder_lists_the_extensions_strings(build_root):
-    app = build_root("ext-nav", buildername="gettext")
+def test_gettext_builder_lists_the_extensions_and_templates_strings(build_root):
+    app = build_root(
+        "ext-nav", buildername="gettext", confoverrides={"templates_path": [str(ROOT / "_templates")]}
+    )
     with (Path(app.outdir) / "kb.pot").open("rb") as f:
         ids = {m.id for m in read_po(f) if m.id}
     for message in ("相关文章", "全部 {count} 篇……", "编者注", "参考来源", "出现在：", "按拼音首字母："):
+        assert message in ids, message
+    with (Path(app.outdir) / "sphinx.pot").open("rb") as f:
+        ids = {m.id for m in read_po(f) if m.id}
+    for message in ("Toggle site navigation sidebar", "Contents", "Next", "搜索", "需要 JavaScript"):
         assert message in ids, message

@@ -21,7 +21,9 @@ Two catalogs, both under ``locale_dirs`` (conf.py: ``locale/``):
 
 ``sphinx-build -b gettext`` writes ``kb.pot`` beside the documents'
 templates: every ``_(…)`` / ``N_(…)`` string of the package, extracted with
-Babel's Python extractor.
+Babel's Python extractor; and ``sphinx.pot``, the strings of our templates
+(``templates_path``), when Sphinx wrote none: its gettext builder looks for
+the templates under the source folder, and ours are beside conf.py.
 """
 
 from __future__ import annotations
@@ -91,6 +93,21 @@ def extract(package: Path = PACKAGE):
     return catalog
 
 
+def template_strings(app):
+    """The strings of the templates in ``templates_path``, as a Babel catalog."""
+    from babel.messages.catalog import Catalog
+    from jinja2.ext import babel_extract
+
+    catalog = Catalog(project="51 算力知识库", domain="sphinx", charset="utf-8")
+    for folder in app.config.templates_path:
+        base = Path(app.confdir, folder)
+        for path in sorted(base.rglob("*.html")):
+            with path.open("rb") as src:
+                for lineno, _func, message, comments in babel_extract(src, ["_", "gettext"], [], {}):
+                    catalog.add(message, None, [(path.name, lineno)], auto_comments=comments)
+    return catalog
+
+
 def on_builder_inited(app) -> None:
     for po in catalog_files(app):
         app.add_message_catalog(CATALOG, compile_catalog(po, app.config.language).parents[2])
@@ -104,6 +121,10 @@ def on_build_finished(app, exception) -> None:
 
     with (Path(app.outdir) / f"{CATALOG}.pot").open("wb") as out:
         write_po(out, extract(), sort_by_file=True, width=0)
+    templates = Path(app.outdir) / "sphinx.pot"
+    if not templates.exists():
+        with templates.open("wb") as out:
+            write_po(out, template_strings(app), sort_by_file=True, width=0)
 
 
 def setup(app) -> dict[str, Any]:
