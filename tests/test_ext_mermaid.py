@@ -1,8 +1,8 @@
 """kb.site.mermaid uses sphinxcontrib-mermaid's directive and node classes
 without setting that extension up (its setup adds an inline loader script
-and has no option against it: mgaitan/sphinxcontrib-mermaid#222), and
-without changing any of its settings. These fail if its classes or the
-visitors this relies on change."""
+and mermaid itself), and without changing any of its settings. A diagram is
+its SVG files drawn ahead of time (tests/roots/test-ext-mermaid/_diagrams).
+These fail if its classes or the visitors this relies on change."""
 
 from __future__ import annotations
 
@@ -13,17 +13,48 @@ from ext_helpers import build_root  # noqa: F401 (fixture)
 
 pytest_plugins = ("sphinx.testing.fixtures",)
 
+DIGEST = "3c9607064864bd833133"
 
-def test_diagram_page_loads_the_static_script_and_no_inline_one(build_root):
+
+def test_diagram_page_shows_its_svgs_and_loads_no_script(build_root):
     app = build_root("ext-mermaid")
     assert "sphinxcontrib.mermaid" not in app.extensions
-    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
-    assert '<pre class="mermaid">graph LR\n  A --&gt; B</pre>' in html
+    assert app.warning.getvalue() == ""
+    out = Path(app.outdir)
+    html = (out / "index.html").read_text(encoding="utf-8")
+    for variant in ("light", "dark"):
+        assert f'<a class="kb-diagram-image only-{variant}" href="_images/{DIGEST}-{variant}.svg">' in html
+        assert (
+            f'<img src="_images/{DIGEST}-{variant}.svg" alt="图示（文字版见下方的“图示源码”）" width="120" height="40"'
+            in html
+        )
+        assert (out / "_images" / f"{DIGEST}-{variant}.svg").is_file()
+    assert "<pre>graph LR\n  A --&gt; B</pre>" in html
     scripts = re.findall(r"<script\b([^>]*)>(.*?)</script>", html, re.S)
-    assert [body for _, body in scripts if "mermaid" in body] == []  # the theme has its own
-    assert any("kb-mermaid.js" in attrs and "data-kb-mermaid" in attrs for attrs, _ in scripts)
-    plain = (Path(app.outdir) / "plain.html").read_text(encoding="utf-8")
+    assert [(attrs, body) for attrs, body in scripts if "mermaid" in attrs + body] == []
+    assert "kb-mermaid.css" in html
+    plain = (out / "plain.html").read_text(encoding="utf-8")
     assert "kb-mermaid" not in plain
+
+
+def test_a_missing_svg_is_kb110_at_the_diagram_and_the_page_shows_the_source(build_root, tmp_path):
+    build_root("ext-mermaid", buildername="dummy")  # the copy of the root, in tmp_path
+    (tmp_path / "ext-mermaid" / "_diagrams" / f"{DIGEST}-dark.svg").unlink()
+    app = build_root("ext-mermaid", freshenv=True)
+    warnings = app.warning.getvalue()
+    assert re.search(
+        r"index\.rst:\d+: WARNING: KB110 .*" + DIGEST + r"-dark\.svg.*run `make diagrams`", warnings
+    )
+    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    assert "<img" not in html.split('<div class="kb-diagram">')[1].split("</div>")[0]
+    assert '<details class="kb-diagram-source" open>' in html
+
+
+def test_epub_gets_the_light_svg_only(build_root):
+    app = build_root("ext-mermaid", buildername="epub")
+    html = (Path(app.outdir) / "index.xhtml").read_text(encoding="utf-8")
+    assert f'src="_images/{DIGEST}-light.svg"' in html and "-dark.svg" not in html
+    assert (Path(app.outdir) / "_images" / f"{DIGEST}-light.svg").is_file()
 
 
 def test_other_formats_still_write_the_diagram(build_root):

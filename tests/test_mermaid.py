@@ -1,5 +1,8 @@
-"""Mermaid diagrams: parsed at build time (KB060 at the diagram's line), drawn
-by a static script (no inline <script>), rendered to SVG in Chromium.
+"""Mermaid diagrams: drawn to SVG ahead of time by make diagrams
+(tools/render_diagrams.py, in chromium), committed in docs/_diagrams/, and
+shown as images: pages load no mermaid script. A diagram without its SVGs
+fails the build (KB110 at its line); a broken one is KB060 with mermaid's
+message (from Node at build time, from the browser in make diagrams).
 
 The small builds use the project's configuration (``-c`` the repository) on
 a folder of one or two pages, as ``make html`` would build them.
@@ -10,17 +13,21 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from one_build import register
-from playwright.sync_api import expect
 from sphinx.cmd.build import build_main
 from test_contributor_kit import _append
 
 ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ROOT / "tools"
+# the small site's diagram, drawn in tests/diagrams/ (tests/diagram_fixtures.py)
+DRAWN = "graph LR\n  A[小批次] --> B[累积梯度]"
+FIXTURES = ROOT / "tests" / "diagrams"
 
 DIAGRAMS = {
     "flowchart": 'flowchart LR\n    A["数据"] --> B{"够吗？"}\n    B -- 是 --> C(("训练"))',
@@ -50,6 +57,7 @@ def write_docs(docs: Path, pages: dict[str, str]) -> None:
     index = pages.get("index", "# 图示\n\n正文。\n")
     (docs / "index.md").write_text(index + "\n" + toctree, encoding="utf-8")
     for name in others:
+        (docs / f"{name}.md").parent.mkdir(parents=True, exist_ok=True)
         (docs / f"{name}.md").write_text(pages[name], encoding="utf-8")
 
 
@@ -70,6 +78,15 @@ def build(docs: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     return proc
 
 
+def with_fixture_svgs(docs: Path) -> None:
+    """The SVGs of DRAWN beside the pages (as make diagrams would leave them)."""
+    shutil.copytree(FIXTURES, docs / "_diagrams", dirs_exist_ok=True)
+
+
+def warnings_of(proc: subprocess.CompletedProcess) -> list[str]:
+    return [w for w in proc.stderr.splitlines() if "WARNING" in w]
+
+
 def parsed(proc: subprocess.CompletedProcess) -> bool:
     """Whether this build started the Node checker."""
     return "kb_mermaid: parsing" in proc.stdout
@@ -79,19 +96,21 @@ def line_of(text: str, needle: str) -> int:
     return text[: text.index(needle)].count("\n") + 1
 
 
-# -- KB060 ------------------------------------------------------------------------
+# -- KB060: a broken diagram, at its line, with mermaid's message -------------------
 
 
 @pytest.mark.slow
 def test_broken_diagram_fails_at_its_line_with_mermaids_message(tmp_path):
-    page = "# 图示\n\n正文。\n\n" + fence(DIAGRAMS["graph"]) + "\n" + fence(BROKEN, ":caption: 坏图\n")
-    write_docs(tmp_path / "docs", {"index": page})
-    proc = build(tmp_path / "docs", tmp_path / "out")
+    page = "# 图示\n\n正文。\n\n" + fence(DRAWN) + "\n" + fence(BROKEN, ":caption: 坏图\n")
+    docs = tmp_path / "docs"
+    write_docs(docs, {"index": page})
+    with_fixture_svgs(docs)
+    proc = build(docs, tmp_path / "out")
     line = page.index(":caption:")
     line = page[:line].count("\n")  # the fence line, just above the option
     assert proc.returncode != 0
-    warnings = [w for w in proc.stderr.splitlines() if "WARNING" in w]
-    assert len(warnings) == 1, proc.stderr
+    warnings = warnings_of(proc)
+    assert len(warnings) == 1, proc.stderr  # the drawn diagram is not parsed again
     assert (
         f"index.md:{line}: WARNING: KB060 mermaid diagram does not parse: Parse error on line" in warnings[0]
     ), proc.stderr
@@ -107,14 +126,44 @@ def test_each_broken_diagram_is_reported_under_parallel_reads(tmp_path):
         assert f"page{i}.md:5: WARNING: KB060" in proc.stderr, proc.stderr
 
 
+# -- KB110: a diagram without its SVGs ------------------------------------------------
+
+
 @pytest.mark.slow
-def test_valid_diagrams_of_every_common_type_pass(tmp_path):
+def test_a_valid_diagram_without_its_svgs_fails_at_its_line_run_make_diagrams(tmp_path):
+    """Every common type parses (no KB060); none has SVGs here, and each is
+    KB110 at its own line, naming the files and the command."""
     page = "# 图示\n\n正文。\n\n" + "\n".join(fence(code) for code in DIAGRAMS.values())
     write_docs(tmp_path / "docs", {"index": page})
     proc = build(tmp_path / "docs", tmp_path / "out")
-    assert proc.returncode == 0, proc.stderr
-    assert "WARNING" not in proc.stderr
+    assert proc.returncode != 0
     assert f"parsing {len(DIAGRAMS)} mermaid diagram(s)" in proc.stdout
+    warnings = warnings_of(proc)
+    lines = [line_of(page, code) - 1 for code in DIAGRAMS.values()]
+    assert len(warnings) == len(DIAGRAMS), proc.stderr
+    for line, warning in zip(lines, warnings):
+        assert (
+            f"index.md:{line}: WARNING: KB110 the diagram has no SVG drawn from its current text" in warning
+        )
+        assert re.search(r"docs/_diagrams/[0-9a-f]{20}-light\.svg, [0-9a-f]{20}-dark\.svg", warning), warning
+        assert "run `make diagrams`" in warning
+
+
+@pytest.mark.slow
+def test_an_edited_diagram_no_longer_has_its_svgs(tmp_path):
+    """The SVGs are named by the text they were drawn from: with them, the
+    build passes; one label edited and it fails, at the diagram."""
+    docs = tmp_path / "docs"
+    write_docs(docs, {"index": "# 图示\n\n" + fence(DRAWN)})
+    with_fixture_svgs(docs)
+    drawn = build(docs, tmp_path / "out")
+    assert drawn.returncode == 0 and warnings_of(drawn) == [], drawn.stderr
+    assert not parsed(drawn)  # a drawn diagram is not parsed at build time
+    write_docs(docs, {"index": "# 图示\n\n" + fence(DRAWN.replace("累积梯度", "累积的梯度"))})
+    edited = build(docs, tmp_path / "out")
+    assert edited.returncode != 0
+    assert [w.split(": WARNING: ")[1][:5] for w in warnings_of(edited)] == ["KB110"], edited.stderr
+    assert "index.md:3: WARNING: KB110" in edited.stderr
 
 
 @pytest.mark.slow
@@ -122,15 +171,15 @@ def test_a_broken_diagram_keeps_failing_until_fixed_and_node_runs_only_for_new_t
     docs, out = tmp_path / "docs", tmp_path / "out"
     write_docs(docs, {"diagram": "# 有图\n\n" + fence(DIAGRAMS["sequence"]), "plain": "# 无图\n\n正文。\n"})
     first = build(docs, out)
-    assert first.returncode == 0 and parsed(first), first.stderr + first.stdout
+    assert parsed(first) and "diagram.md:3: WARNING: KB110" in first.stderr, first.stderr + first.stdout
     # Nothing changed, or only a page without a diagram: Node is not started
     # (a missing Node would be a warning).
     no_node = ("-D", "kb_mermaid_node=/nonexistent/node")
     again = build(docs, out, *no_node)
-    assert again.returncode == 0 and not parsed(again), again.stderr
+    assert not parsed(again) and "Node.js" not in again.stderr, again.stderr
     (docs / "plain.md").write_text("# 无图\n\n改过的正文。\n", encoding="utf-8")
     edited = build(docs, out, *no_node)
-    assert edited.returncode == 0 and not parsed(edited), edited.stderr
+    assert not parsed(edited) and "Node.js" not in edited.stderr, edited.stderr
     # A broken diagram fails this build and the next one, which reads nothing.
     (docs / "diagram.md").write_text("# 有图\n\n" + fence(BROKEN), encoding="utf-8")
     broken = build(docs, out)
@@ -141,12 +190,14 @@ def test_a_broken_diagram_keeps_failing_until_fixed_and_node_runs_only_for_new_t
 
 
 @pytest.mark.slow
-def test_missing_node_is_one_warning(tmp_path):
+def test_missing_node_is_one_warning_beside_the_missing_svgs(tmp_path):
     write_docs(tmp_path / "docs", {"index": "# 图示\n\n" + fence(DIAGRAMS["graph"])})
     proc = build(tmp_path / "docs", tmp_path / "out", "-D", "kb_mermaid_node=/nonexistent/node")
     assert proc.returncode != 0
-    warnings = [w for w in proc.stderr.splitlines() if "WARNING" in w]
-    assert len(warnings) == 1 and "Node.js ('/nonexistent/node') is not installed" in warnings[0], proc.stderr
+    warnings = warnings_of(proc)
+    assert len(warnings) == 2, proc.stderr
+    assert "Node.js ('/nonexistent/node') is not installed" in warnings[0]
+    assert "index.md:3: WARNING: KB110" in warnings[1]
 
 
 @pytest.mark.slow
@@ -159,8 +210,10 @@ def test_a_parse_that_takes_too_long_is_a_warning_at_the_diagram(tmp_path):
 
 @pytest.mark.slow
 def test_zoom_is_refused_at_the_diagram(tmp_path):
-    write_docs(tmp_path / "docs", {"index": "# 图示\n\n" + fence(DIAGRAMS["graph"], ":zoom:\n")})
-    proc = build(tmp_path / "docs", tmp_path / "out")
+    docs = tmp_path / "docs"
+    write_docs(docs, {"index": "# 图示\n\n" + fence(DRAWN, ":zoom:\n")})
+    with_fixture_svgs(docs)
+    proc = build(docs, tmp_path / "out")
     assert "index.md:3: WARNING: KB060 the :zoom: option of mermaid is not supported" in proc.stderr
 
 
@@ -193,80 +246,208 @@ def test_make_html_fails_on_a_broken_diagram(one_build):
     assert "Traceback" not in proc.stderr
 
 
-# -- no inline script -----------------------------------------------------------------
+# -- the page: images and the text version, no script ---------------------------------
 
 
-def inline_scripts(html: str) -> list[str]:
-    """<script> elements without src, except JSON data blocks and furo's
-    one-line theme switch (furo's own template; replaced elsewhere)."""
+def scripts(html: str) -> list[str]:
+    """Every <script> element, inline or not, except JSON data blocks and
+    furo's one-line theme switch (furo's own template; replaced elsewhere)."""
     found = []
     for attrs, body in re.findall(r"<script\b([^>]*)>(.*?)</script>", html, re.S):
-        if "src=" in attrs or 'type="application/json"' in attrs or body.strip() == FURO_THEME_LINE:
+        if 'type="application/json"' in attrs or body.strip() == FURO_THEME_LINE:
             continue
         found.append(f"<script{attrs}>{body[:80]}")
     return found
 
 
 @pytest.mark.slow
-def test_diagram_pages_load_a_static_script_only(tmp_path):
+def test_a_diagram_is_its_svgs_as_images_and_its_source_as_text(tmp_path):
+    docs = tmp_path / "docs"
     write_docs(
-        tmp_path / "docs",
-        {"diagram": "# 有图\n\n" + fence(DIAGRAMS["flowchart"]), "plain": "# 无图\n\n正文。\n"},
+        docs,
+        {
+            "diagram": "# 有图\n\n" + fence(DRAWN, ":caption: 梯度累积\n"),
+            "sub/deep": "# 深处\n\n" + fence(DRAWN),
+            "plain": "# 无图\n\n正文。\n",
+        },
     )
-    proc = build(tmp_path / "docs", tmp_path / "out")
+    with_fixture_svgs(docs)
+    proc = build(docs, tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "out"
-    diagram = (out / "diagram.html").read_text(encoding="utf-8")
-    assert inline_scripts(diagram) == []
-    tag = re.search(r'<script [^>]*src="_static/kb-mermaid\.js\?v=\w+"[^>]*>', diagram).group(0)
-    assert 'type="module"' in tag and "&quot;securityLevel&quot;: &quot;strict&quot;" in tag
-    assert '<pre class="mermaid">' in diagram
+    html = (out / "diagram.html").read_text(encoding="utf-8")
+    # no mermaid script of any kind: nothing loads it, nothing ships it
+    assert not [s for s in scripts(html) if "mermaid" in s], scripts(html)
+    assert not (out / "_static/vendor").exists() and not (out / "_static/kb-mermaid.js").exists()
+    assert "_static/kb-mermaid.css" in html
+    images = re.findall(
+        r'<a class="kb-diagram-image only-(light|dark)" href="([^"]+)"><img src="([^"]+)" alt="([^"]+)"', html
+    )
+    assert [(variant, href == src) for variant, href, src, _ in images] == [("light", True), ("dark", True)]
+    for variant, href, _, alt in images:
+        assert re.fullmatch(rf"_images/[0-9a-f]{{20}}-{variant}\.svg", href), href
+        assert (out / href).read_bytes() == (FIXTURES / Path(href).name).read_bytes()
+        assert alt == "图示：梯度累积（文字版见下方的“图示源码”）"
+    assert re.search(r'<img [^>]*width="\d+" height="\d+"', html)  # no layout shift
+    source = re.search(
+        r'<details class="kb-diagram-source"><summary>图示源码（文字版）</summary><pre>(.*?)</pre>',
+        html,
+        re.S,
+    )
+    assert source and source.group(1) == "graph LR\n  A[小批次] --&gt; B[累积梯度]"
+    deep = (out / "sub/deep.html").read_text(encoding="utf-8")
+    assert f'src="../{images[0][1]}"' in deep
     for other in ("plain.html", "index.html", "search.html"):
-        html = (out / other).read_text(encoding="utf-8")
-        assert "mermaid" not in html, other
-    assert (out / "_static/kb-mermaid.js").exists()
-    assert (out / "_static/vendor/mermaid/mermaid.esm.min.mjs").exists()
+        assert "kb-mermaid" not in (out / other).read_text(encoding="utf-8"), other
 
 
-def test_no_page_of_the_site_has_an_inline_script(site):
+def test_site_pages_with_diagrams_load_no_mermaid_and_every_svg_is_used(site):
     with_diagram = 0
     for page in site.rglob("*.html"):
         html = page.read_text(encoding="utf-8")
-        assert not any("mermaid" in s for s in inline_scripts(html)), page
-        if 'class="mermaid"' in html:
+        assert not [s for s in scripts(html) if "mermaid" in s], page
+        if 'class="kb-diagram' in html:
             with_diagram += 1
-            assert inline_scripts(html) == [], page
-            assert "_static/kb-mermaid.js" in html, page
+            for src in re.findall(r'<img src="([^"]*_images/[0-9a-f]{20}-(?:light|dark)\.svg)"', html):
+                assert (page.parent / src).resolve().is_file(), (page, src)
         else:
             assert "kb-mermaid" not in html, page
     assert with_diagram >= 5
+    assert not (site / "_static/vendor/mermaid").exists()
+    # the committed SVGs: each is used by a diagram of the site (make diagrams
+    # removes the others), and each passed the guard when the site was written
+    used = {
+        p.name
+        for p in (site / "_images").glob("*.svg")
+        if re.fullmatch(r"[0-9a-f]{20}-(light|dark)\.svg", p.name)
+    }
+    committed = {p.name for p in (ROOT / "docs/_diagrams").glob("*.svg")}
+    assert committed == used
+
+
+# -- make diagrams -------------------------------------------------------------------
+
+
+def render(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(TOOLS / "render_diagrams.py"), *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+@pytest.mark.slow
+def test_check_lists_the_diagrams_without_svgs_and_draws_nothing(tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, {"index": "# 图示\n\n" + fence(DRAWN) + "\n" + fence(DIAGRAMS["graph"])})
+    with_fixture_svgs(docs)
+    proc = render("--check", str(docs))
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.splitlines() == [
+        f"{docs / 'index.md'}:8: KB110 the diagram has no SVG drawn from its current text: run `make diagrams`"
+    ]
+    assert len(list((docs / "_diagrams").glob("*.svg"))) == 2
+
+
+@pytest.mark.slow
+def test_make_diagrams_removes_the_svgs_no_diagram_uses(tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, {"index": "# 图示\n\n" + fence(DRAWN)})
+    with_fixture_svgs(docs)
+    old = docs / "_diagrams" / "0123456789abcdef0123-dark.svg"
+    old.write_text("<svg/>", encoding="utf-8")
+    other = docs / "_diagrams" / "logo.svg"  # not one of ours
+    other.write_text("<svg/>", encoding="utf-8")
+    proc = render(str(docs))  # nothing to draw: no browser
+    assert proc.returncode == 0, proc.stderr
+    assert not old.exists() and other.exists()
+    assert len(list((docs / "_diagrams").glob("*-*.svg"))) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_make_diagrams_draws_every_common_type_and_the_build_then_passes(tmp_path):
+    """In chromium: light and dark SVGs for each diagram, with text labels,
+    nothing the guard refuses, the same bytes when drawn again; the build
+    then passes with no warning (the written SVGs pass kb.guard.html)."""
+    from kb.guard.html import check_file
+
+    docs = tmp_path / "docs"
+    page = "# 图示\n\n正文。\n\n" + "\n".join(fence(code) for code in DIAGRAMS.values())
+    write_docs(docs, {"index": page})
+    proc = render(str(docs))
+    assert proc.returncode == 0, proc.stderr
+    svgs = sorted((docs / "_diagrams").glob("*.svg"))
+    assert len(svgs) == 2 * len(DIAGRAMS)
+    first = {p.name: p.read_bytes() for p in svgs}
+    for path in svgs:
+        text = path.read_text(encoding="utf-8")
+        assert check_file(path, page=False) == [], path
+        assert "<foreignObject" not in text and "<script" not in text and "<text" in text
+        assert re.search(r'<svg [^>]*width="\d+"[^>]*height="\d+"', text)
+    forced = render("--force", str(docs))
+    assert forced.returncode == 0, forced.stderr
+    assert {p.name: p.read_bytes() for p in sorted((docs / "_diagrams").glob("*.svg"))} == first
+    built = build(docs, tmp_path / "out")
+    assert built.returncode == 0 and warnings_of(built) == [], built.stderr
+    assert not parsed(built)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_make_diagrams_reports_a_broken_diagram_and_html_labels_at_their_lines(tmp_path):
+    docs = tmp_path / "docs"
+    html_labels = '%%{init: {"flowchart": {"htmlLabels": true}}}%%\nflowchart LR\n  A --> B'
+    page = "# 图示\n\n" + fence(BROKEN) + "\n" + fence(html_labels) + "\n" + fence(DIAGRAMS["pie"])
+    write_docs(docs, {"index": page})
+    proc = render(str(docs))
+    assert proc.returncode == 1
+    errors = proc.stderr.splitlines()
+    where = docs / "index.md"
+    assert errors[0].startswith(f"{where}:3: KB060 mermaid cannot draw this diagram: Parse error on line"), (
+        errors
+    )
+    assert errors[1].startswith(f"{where}:8: KB111 the light SVG of this diagram has an HTML label"), errors
+    # only the good one is written
+    assert len(list((docs / "_diagrams").glob("*.svg"))) == 2
 
 
 # -- in the browser -------------------------------------------------------------------
 
 
 @pytest.mark.browser
-def test_diagram_renders_under_a_strict_script_policy(page, server):
-    """script-src 'self': an inline script would not run; the diagram still
-    draws, and its fullscreen button shows it in a dialog."""
-    policy = "script-src 'self'; style-src 'self' 'unsafe-inline'"
+def test_diagrams_follow_the_theme_under_a_strict_script_policy(page, server):
+    """script-src 'self' and no mermaid: each diagram shows the SVG of the
+    page's colour scheme (furo's data-theme, and the system's in "auto"),
+    and links to it for the full-size view."""
+    policy = "script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
 
     def with_policy(route):
         response = route.fetch()
         route.fulfill(response=response, headers={**response.headers, "content-security-policy": policy})
 
     page.route("**/*.html", with_policy)
-    violations = []
-    page.on(
-        "console",
-        lambda m: "Content Security Policy" in m.text and "mermaid" in m.text and violations.append(m.text),
-    )
+    loaded = []
+    page.on("requestfinished", lambda r: loaded.append(r.url))
     page.goto(f"{server}/training/llm-training-10-tips.html")
-    assert page.locator("pre.mermaid").count() == 2
-    expect(page.locator("pre.mermaid svg")).to_have_count(2, timeout=20_000)
-    page.locator(".kb-mermaid-fullscreen").first.click()
-    page.wait_for_selector("dialog.kb-mermaid-dialog[open] svg")
-    page.keyboard.press("Escape")
-    page.wait_for_selector("dialog.kb-mermaid-dialog", state="hidden")
-    assert page.foreign_requests == [] and violations == []
-    assert not [e for e in page.console_errors if "Content Security Policy" not in e], page.console_errors
+    page.wait_for_load_state("networkidle")
+    shown = (
+        "() => [...document.querySelectorAll('.kb-diagram img')]"
+        ".filter(i => i.getClientRects().length).map(i => [i.src.split('-').pop(), i.complete && i.naturalWidth > 0])"
+    )
+    page.evaluate("document.body.dataset.theme = 'light'")
+    page.wait_for_function(f"({shown})().every(([_, ok]) => ok)")
+    assert page.evaluate(shown) == [["light.svg", True]] * 2
+    page.evaluate("document.body.dataset.theme = 'dark'")
+    page.wait_for_function(f"({shown})().every(([_, ok]) => ok)")
+    assert page.evaluate(shown) == [["dark.svg", True]] * 2
+    page.emulate_media(color_scheme="light")
+    page.evaluate("document.body.dataset.theme = 'auto'")
+    assert [v for v, _ in page.evaluate(shown)] == ["light.svg"] * 2
+    page.emulate_media(color_scheme="dark")
+    assert [v for v, _ in page.evaluate(shown)] == ["dark.svg"] * 2
+    links = page.evaluate(
+        "[...document.querySelectorAll('.kb-diagram a')].map(a => a.href === a.querySelector('img').src)"
+    )
+    assert links == [True] * 4
+    assert not [u for u in loaded if "mermaid" in u and not u.endswith(".css")], loaded
+    assert page.foreign_requests == []
+    assert page.console_errors == [], page.console_errors

@@ -23,7 +23,10 @@ version package.json pins), in a page of its own that loads nothing else.
 Commit the folder. ``--check`` draws nothing: it lists the diagrams without
 their SVGs (as the build does, KB110) and exits 1 if there are any.
 
-Run:  python tools/render_diagrams.py [--check] [--force] [SRCDIR]   (make diagrams)
+Run:  python tools/render_diagrams.py [--check] [--force] [--out DIR] [SRCDIR]   (make diagrams)
+
+The tests' small site has a diagram too: ``tests/diagram_fixtures.py`` draws
+it into ``tests/diagrams/`` (make diagrams runs both).
 """
 
 from __future__ import annotations
@@ -150,10 +153,11 @@ def draw(diagrams: list[Diagram], settings: dict[str, dict]) -> list[str]:
                     )
                     break
                 svg = '<?xml version="1.0" encoding="UTF-8"?>\n' + result["svg"] + "\n"
-                problems = result["problems"] + [what for _, what in scan(svg)[0] + scan_xml(svg)]
+                # what the cleaning found first (it names the cause), else what the guard refuses
+                problems = result["problems"] or [what for _, what in scan(svg)[0] + scan_xml(svg)]
                 if problems:
                     errors.append(
-                        f"{where}: KB111 the {variant} SVG of this diagram has {'; '.join(sorted(set(problems)))}, "
+                        f"{where}: KB111 the {variant} SVG of this diagram has {'; '.join(dict.fromkeys(problems))}, "
                         "which the site refuses; draw it without (a label with HTML, a link or an image)"
                     )
                     break
@@ -184,8 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("srcdir", nargs="?", type=Path, default=ROOT / "docs", help="the pages (docs)")
     parser.add_argument("--check", action="store_true", help="draw nothing; exit 1 if an SVG is missing")
     parser.add_argument("--force", action="store_true", help="draw every diagram again")
+    parser.add_argument(
+        "--out", type=Path, help="the SVGs' folder (default: SRCDIR/_diagrams, kb_diagrams_dir)"
+    )
     args = parser.parse_args(argv)
     diagrams, settings, version = read_diagrams(args.srcdir)
+    if args.out:
+        for d in diagrams:
+            d.files = {variant: args.out / path.name for variant, path in d.files.items()}
     missing = [d for d in diagrams if args.force or not all(p.exists() for p in d.files.values())]
     if args.check:
         for d in missing:
@@ -206,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         print(error, file=sys.stderr)
     # the SVGs no diagram uses any more
     used = {path for d in diagrams for path in d.files.values()}
-    folders = {path.parent for path in used} or {args.srcdir / "_diagrams"}
+    folders = {path.parent for path in used} or {args.out or args.srcdir / "_diagrams"}
     for folder in folders:
         for old in sorted(folder.glob("*.svg")):
             if old not in used and old.name.endswith(tuple(f"-{v}.svg" for v in kb_mermaid.VARIANTS)):
