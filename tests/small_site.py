@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import shutil
 from pathlib import Path
 
 from sphinx.cmd.build import build_main
@@ -82,6 +83,8 @@ def make_small_site(root: Path) -> Path:
     (root / "docs/training/x.md").write_text(ARTICLE, encoding="utf-8")
     (root / "docs/articles.md").write_text(ARTICLES, encoding="utf-8")
     (root / "docs/index.md").write_text(INDEX.replace("glossary\n", "glossary\narticles\n"), encoding="utf-8")
+    # the diagram's SVGs (make diagrams draws them: tests/diagram_fixtures.py)
+    shutil.copytree(Path(__file__).with_name("diagrams"), root / "docs/_diagrams", dirs_exist_ok=True)
     return root
 
 
