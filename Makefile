@@ -75,6 +75,7 @@ $(BUILDDIR)/html/index.html: ;
 # SVGs are missing or drawn from an older text.
 diagrams: dev-venv browser ## draw the mermaid diagrams to SVG in chromium (docs/_diagrams/: commit it)
 	$(BIN)/python tools/render_diagrams.py
+	$(BIN)/python tests/diagram_fixtures.py
 
 serve: dev-venv ## live-reload preview on http://127.0.0.1:8000
 	$(BIN)/sphinx-autobuild -b html -c . -d $(DOCTREES) $(SPHINXOPTS) --watch conf.py --watch tools --watch data \
