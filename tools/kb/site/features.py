@@ -163,9 +163,9 @@ def on_collect_pages(app):
         return
     rel = app.builder.get_relative_uri
     links = [
-        ("index", str(_("回到首页"))),
-        ("articles", str(_("浏览全部文章"))),
-        ("search", str(_("搜索本站"))),
+        ("index", _("回到首页")),
+        ("articles", _("浏览全部文章")),
+        ("search", _("搜索本站")),
     ]
     items = "".join(
         f'<li><a href="{escape(rel("404", doc))}">{escape(text)}</a></li>'
@@ -173,11 +173,11 @@ def on_collect_pages(app):
         if doc in app.env.all_docs or doc == "search"
     )
     body = (
-        f'<section id="not-found"><h1>{escape(str(_("页面不存在（404）")))}</h1>'
-        f"<p>{escape(str(_('你要找的页面不存在，可能已经移动或改名。')))}</p>"
+        f'<section id="not-found"><h1>{escape(_("页面不存在（404）"))}</h1>'
+        f"<p>{escape(_('你要找的页面不存在，可能已经移动或改名。'))}</p>"
         f"<ul>{items}</ul></section>"
     )
-    yield "404", {"title": str(_("页面不存在")), "body": body, "kb_not_found": True}, "page.html"
+    yield "404", {"title": _("页面不存在"), "body": body, "kb_not_found": True}, "page.html"
 
 
 def _article_dates(app) -> list[tuple[str, str]]:

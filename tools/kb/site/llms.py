@@ -32,11 +32,10 @@ from urllib.parse import urljoin
 
 from docutils import nodes
 from sphinx import addnodes
-from sphinx.locale import admonitionlabels
 from sphinx.util import logging
 
 from kb.core.builders import is_website
-from kb.core.i18n import _
+from kb.core.i18n import N_, _
 from kb.core.store import documents
 from kb.editorial.notes import kb_summary
 from kb.pages.frontmatter import load_guides
@@ -45,6 +44,19 @@ from kb.pages.listings import guide_order, reading_order, title_of
 logger = logging.getLogger(__name__)
 
 CACHE = "kb-llms"
+# the labels of docutils' admonitions that carry no title of their own
+ADMONITION_LABELS = {
+    "attention": N_("注意"),
+    "caution": N_("小心"),
+    "danger": N_("危险"),
+    "error": N_("错误"),
+    "hint": N_("提示"),
+    "important": N_("重要"),
+    "note": N_("注意"),
+    "seealso": N_("参见"),
+    "tip": N_("提示"),
+    "warning": N_("警告"),
+}
 # added around the text for readers of the page: not part of the article
 SKIPPED_CLASSES = {"kb-page-meta", "kb-article-footer", "headerlink"}
 SKIPPED = (
@@ -108,9 +120,12 @@ class Markdown:
             return [self.table(node)]
         if isinstance(node, nodes.Admonition):
             title = node.next_node(nodes.title)
-            label = self.inline(title) if title is not None else admonitionlabels.get(node.tagname, "")
+            if title is not None:
+                label = self.inline(title)
+            else:
+                label = _(ADMONITION_LABELS[node.tagname]) if node.tagname in ADMONITION_LABELS else ""
             body = [b for c in node.children if c is not title for b in self.block(c, depth)]
-            return [quote("\n\n".join([f"**{label}**", *body]))]
+            return [quote("\n\n".join([f"**{label}**"] * bool(label) + body))]
         if isinstance(node, nodes.block_quote):
             return [quote("\n\n".join(self.blocks(node, depth)))]
         if isinstance(node, nodes.image):
@@ -221,9 +236,9 @@ def llms_txt(app) -> str:
     if summary:
         lines += [f"> {summary}", ""]
     lines += [
-        str(_("面向工程师的 GPU 算力文章，按指南分组，每篇附一句话摘要；编者注指出原文的错误与更正。")),
+        _("面向工程师的 GPU 算力文章，按指南分组，每篇附一句话摘要；编者注指出原文的错误与更正。"),
         "",
-        str(_("全部文章的 Markdown 全文：[llms-full.txt]({url})")).format(
+        _("全部文章的 Markdown 全文：[llms-full.txt]({url})").format(
             url=urljoin(app.config.html_baseurl, "llms-full.txt")
         ),
         "",
@@ -240,6 +255,7 @@ def llms_txt(app) -> str:
     root = app.config.root_doc
     others = [root] + [d for d in reading_order(env) if d not in pages and d != root and d in env.all_docs]
     if others:
+        # "Optional" is llmstxt.org's own section name (tools may skip it): not translated
         lines += ["## Optional", ""]
         for doc in others:
             title = env.titles[doc].astext() if doc in env.titles else doc
@@ -262,7 +278,7 @@ def llms_full_txt(app) -> str:
             logger.warning("no Markdown of %s for llms-full.txt", doc, type="kb", subtype="llms")
             continue
         text = cached.read_text(encoding="utf-8")
-        parts.append(f"---\n\n{str(_('原文地址'))}：{_page_url(app, doc)}\n\n{text}")
+        parts.append(f"---\n\n{_('原文地址')}：{_page_url(app, doc)}\n\n{text}")
     return "\n".join(parts)
 
 
