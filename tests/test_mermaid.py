@@ -433,12 +433,16 @@ def test_diagrams_follow_the_theme_under_a_strict_script_policy(page, server):
         "() => [...document.querySelectorAll('.kb-diagram img')]"
         ".filter(i => i.getClientRects().length).map(i => [i.src.split('-').pop(), i.complete && i.naturalWidth > 0])"
     )
-    page.evaluate("document.body.dataset.theme = 'light'")
-    page.wait_for_function(f"({shown})().every(([_, ok]) => ok)")
-    assert page.evaluate(shown) == [["light.svg", True]] * 2
-    page.evaluate("document.body.dataset.theme = 'dark'")
-    page.wait_for_function(f"({shown})().every(([_, ok]) => ok)")
-    assert page.evaluate(shown) == [["dark.svg", True]] * 2
+
+    def loaded_in(theme: str) -> list:
+        page.evaluate(f"document.body.dataset.theme = '{theme}'")
+        for image in page.locator(".kb-diagram img:visible").all():
+            image.scroll_into_view_if_needed()  # loading="lazy": the other variant is not fetched
+        page.wait_for_function(f"({shown})().every(([_, ok]) => ok)")
+        return page.evaluate(shown)
+
+    assert loaded_in("light") == [["light.svg", True]] * 2
+    assert loaded_in("dark") == [["dark.svg", True]] * 2
     page.emulate_media(color_scheme="light")
     page.evaluate("document.body.dataset.theme = 'auto'")
     assert [v for v, _ in page.evaluate(shown)] == ["light.svg"] * 2
@@ -448,6 +452,50 @@ def test_diagrams_follow_the_theme_under_a_strict_script_policy(page, server):
         "[...document.querySelectorAll('.kb-diagram a')].map(a => a.href === a.querySelector('img').src)"
     )
     assert links == [True] * 4
-    assert not [u for u in loaded if "mermaid" in u and not u.endswith(".css")], loaded
+    assert not [u for u in loaded if "mermaid" in u and ".css" not in u], loaded
     assert page.foreign_requests == []
     assert page.console_errors == [], page.console_errors
+
+
+DIAGRAM_PAGES = [
+    "training/llm-training-10-tips.html",
+    "training/llm-training-troubleshooting.html",
+    "training/training-platform-from-scratch.html",
+    "inference/inference-cost-breakdown.html",
+    "industry/ai-pcb-supply-chain.html",
+]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_diagram_pages_pass_axe_in_both_colour_schemes(page, server, scheme):
+    """axe-core (WCAG 2.1 AA): no serious or critical finding on the pages
+    with a diagram, in furo's light and dark themes; the text version is there."""
+    axe = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+    page.emulate_media(color_scheme=scheme)
+    for path in DIAGRAM_PAGES:
+        page.goto(f"{server}/{path}")
+        page.evaluate(f"localStorage.setItem('theme', '{scheme}')")
+        page.reload()
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("document.body.dataset.theme") == scheme
+        assert page.locator(".kb-diagram details.kb-diagram-source pre").count() >= 1, path
+        assert {
+            v
+            for v in page.evaluate(
+                "[...document.querySelectorAll('.kb-diagram img')].filter(i => i.getClientRects().length)"
+                ".map(i => i.src.split('-').pop())"
+            )
+        } == {f"{scheme}.svg"}, path
+        page.add_script_tag(path=str(axe))
+        result = page.evaluate(
+            "async () => await axe.run(document, {runOnly: {type: 'tag', values: "
+            "['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}, resultTypes: ['violations']})"
+        )
+        bad = [
+            f"{path}: {v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes'][:3]]}"
+            for v in result["violations"]
+            if v["impact"] in ("serious", "critical")
+        ]
+        assert bad == [], "\n".join(bad)
+    assert page.console_errors == [] and page.foreign_requests == []
