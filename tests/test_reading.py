@@ -74,8 +74,6 @@ def site_pages(site: Path) -> list[str]:
 def open_page(pg, url: str) -> None:
     pg.goto(url)
     pg.wait_for_load_state("networkidle")
-    if pg.locator("pre.mermaid").count():
-        pg.wait_for_selector("pre.mermaid svg", timeout=20_000)
     if "search.html" in url:
         pg.wait_for_selector("#search-results[data-search-done]", state="attached")
 
@@ -224,10 +222,10 @@ def test_home_opens_with_how_to_start_and_keywords_are_for_the_index(page, serve
     assert start < quote
     # the 本站内容 titles that name a page are links
     assert page.locator("article h3 a", has_text="技术教程").count() == 1
-    # the mermaid fullscreen button draws its icon
+    # a diagram links to its SVG, the full-size view
     open_page(page, f"{server}/{ARTICLE}")
-    icon = page.locator(".kb-mermaid-fullscreen svg").first
-    assert icon.bounding_box()["width"] >= 12
+    link = page.locator(".kb-diagram-image:visible").first
+    assert link.get_attribute("href") == link.locator("img").get_attribute("src")
     # 关键词: in the page (and so in the search index), not shown
     keyworded = [
         p for p in site_pages(site) if 'class="kb-keywords"' in (site / p).read_text(encoding="utf-8")
