@@ -70,7 +70,10 @@ def open_enforced(browser, url: str):
 
 PAGES = {
     "home": ("index.html", "document.body.dataset.theme === 'auto'"),
-    "diagram": ("training/llm-training-10-tips.html", "document.querySelector('.mermaid svg') !== null"),
+    "diagram": (
+        "training/llm-training-10-tips.html",
+        "document.querySelectorAll('.kb-diagram img').length === 4",
+    ),
     "search": (
         f"search.html?q={urllib.parse.quote('混合精度')}",
         "document.querySelectorAll('[data-search-result]').length > 0",
