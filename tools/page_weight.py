@@ -2,7 +2,7 @@
 
 Loads each page of a built site in Debian's chromium (Playwright, cold cache)
 from a local server and adds up the response bodies by kind, including what
-scripts fetch after load (mermaid's chunks, Pagefind's index). Prints a
+scripts fetch after load (Pagefind's index) and the images shown (a diagram's SVG). Prints a
 Markdown table per page type (the largest page of each type) and the heaviest
 page of the site. The goal for an article without diagrams is ≤ 150 KB.
 
@@ -41,7 +41,7 @@ def page_type(rel: str, html: str) -> str:
         return "tag page"
     if rel in ("search.html", "404.html", "glossary.html", "articles.html", "errata.html"):
         return rel.removesuffix(".html")
-    return "article with diagram" if 'class="mermaid"' in html else "article without diagram"
+    return "article with diagram" if 'class="kb-diagram' in html else "article without diagram"
 
 
 def weigh(site: Path) -> list[dict]:
