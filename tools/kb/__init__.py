@@ -14,7 +14,7 @@ Where to look, by what you are after:
 - ``kb.guard``: every pull request is untrusted input: raw HTML, files from
   outside the repository, silent loss, the written pages, failed builds.
 - ``kb.site``: site outputs: feed, sitemap, robots.txt, llms.txt, 404, the
-  output folder's state, local mermaid, build speed.
+  output folder's state, mermaid diagrams (pre-drawn SVG), build speed.
 
 Each module is one Sphinx extension (``setup(app)``), listed in conf.py.
 """

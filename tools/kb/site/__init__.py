@@ -1,1 +1,1 @@
-"""Site outputs: feed, sitemap, 404, the output folder, local mermaid, build speed."""
+"""Site outputs: feed, sitemap, 404, the output folder, mermaid diagrams (pre-drawn SVG), build speed."""
