@@ -124,11 +124,13 @@ html_domain_indices = False
 
 # -- Diagrams ----------------------------------------------------------------------
 
-# Diagrams render in the browser; kb.site.mermaid serves mermaid from _static
-# (npm package, pinned in package-lock.json), never from a CDN. It takes the
-# settings of sphinxcontrib-mermaid's README that it honours (kb.site.mermaid's
-# MERMAID_CONFIG); that extension itself is not set up.
-# "strict": diagram text cannot carry HTML or click handlers into the page.
+# Diagrams are SVG images drawn ahead of time by `make diagrams` (chromium, the
+# npm mermaid pinned in package.json) into docs/_diagrams/ (kb_diagrams_dir):
+# pages load no mermaid script, and the build needs no browser (KB110 when a
+# diagram's SVGs are missing). kb.site.mermaid takes the settings of
+# sphinxcontrib-mermaid's README that it honours (its MERMAID_CONFIG); that
+# extension itself is not set up.
+# "strict": diagram text cannot carry HTML or click handlers into the drawing.
 mermaid_init_config = {"startOnLoad": False, "securityLevel": "strict"}
 
 # -- Link checking (make linkcheck) --------------------------------------------------
