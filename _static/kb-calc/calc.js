@@ -85,6 +85,14 @@ function chart(config, result) {
   return el("figure", { class: "kb-calc-figure" }, root, legend);
 }
 
+// a table wider than the page scrolls sideways: then it takes keyboard focus
+// (axe: scrollable-region-focusable), and only then
+function focusableIfScrolling(node) {
+  if (node.scrollWidth > node.clientWidth) node.tabIndex = 0;
+  else node.removeAttribute("tabindex");
+}
+addEventListener("resize", () => document.querySelectorAll(".kb-calc-scroll").forEach(focusableIfScrolling));
+
 function fitsList(config, total) {
   const t = config.text;
   const known = config.cards.filter((c) => c.memory_gb !== null);
@@ -171,7 +179,9 @@ function mount(root, index) {
       el("thead", {}, el("tr", {}, el("th", { scope: "col" }, t.item), el("th", { scope: "col" }, t.value), el("th", { scope: "col" }, t.formula))),
       el("tbody", {}, ...rows),
     );
-    results.append(el("div", { class: "kb-calc-scroll" }, table));
+    const scroll = el("div", { class: "kb-calc-scroll", role: "region", "aria-label": t.results }, table);
+    results.append(scroll);
+    focusableIfScrolling(scroll);
     if (config.name === "rent-vs-buy") results.append(chart(config, result));
     if (write) share.href = writeFragment(prefix, Object.fromEntries(Object.entries(fields).map(([n, f]) => [n, f.control.value.trim()])), defaults);
   }

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
@@ -60,6 +61,11 @@ STYLE = "kb-calc/calc.css"
 
 class calculator(nodes.General, nodes.Element):
     """A calculator: its static table as children; ``config`` for the browser."""
+
+
+class spec_table_scroll(nodes.General, nodes.Element):
+    """The wide comparison table: in HTML a scroll region that takes keyboard focus
+    (axe: scrollable-region-focusable); elsewhere just the table."""
 
 
 def _warn(code: str, message: str, location, subtype: str = "calc") -> None:
@@ -308,6 +314,15 @@ def depart_calculator_html(self, node: calculator) -> None:
     self.body.append("</div>\n")
 
 
+def visit_spec_table_scroll_html(self, node: spec_table_scroll) -> None:
+    label = html.escape(_("GPU 规格对比表（可左右滚动）"), quote=True)
+    self.body.append(f'<div class="kb-gpu-specs-scroll" tabindex="0" role="region" aria-label="{label}">\n')
+
+
+def depart_spec_table_scroll_html(self, node: spec_table_scroll) -> None:
+    self.body.append("</div>\n")
+
+
 def visit_passthrough(self, node) -> None:
     """Other formats: the static table only (the node's children)."""
 
@@ -405,19 +420,31 @@ class GpuSpecTableDirective(SphinxDirective):
             item = nodes.paragraph()
             if "url" in source:
                 item += nodes.reference("", source["title"], refuri=source["url"])
+            elif "article" in source:
+                ref = addnodes.pending_xref(
+                    "", refdomain="std", reftype="doc", reftarget=f"/{source['article']}", refexplicit=True
+                )
+                ref += nodes.inline("", source["title"])
+                item += ref
             else:
                 item += nodes.Text(source["title"])
             item += nodes.Text(_("（{date} 查阅）").format(date=source["accessed"]))
             listing += nodes.list_item("", item)
-        return [table, note, listing]
+        scroll = spec_table_scroll()
+        scroll += table
+        return [scroll, note, listing]
 
 
 def add_assets(app, pagename, templatename, context, doctree) -> None:
-    """calc.js and calc.css on pages with a calculator, and only there."""
-    if app.builder.format != "html" or doctree is None or doctree.next_node(calculator) is None:
+    """calc.js and calc.css on pages with a calculator, calc.css where the spec
+    table is, and nothing elsewhere."""
+    if app.builder.format != "html" or doctree is None:
         return
-    app.add_css_file(STYLE)
-    app.add_js_file(SCRIPT, type="module")
+    if doctree.next_node(calculator) is not None:
+        app.add_css_file(STYLE)
+        app.add_js_file(SCRIPT, type="module")
+    elif doctree.next_node(spec_table_scroll) is not None:
+        app.add_css_file(STYLE)
 
 
 def check_data(app, config) -> None:
@@ -435,6 +462,14 @@ def setup(app) -> dict[str, Any]:
     app.add_node(
         calculator,
         html=(visit_calculator_html, depart_calculator_html),
+        latex=(visit_passthrough, depart_passthrough),
+        text=(visit_passthrough, depart_passthrough),
+        man=(visit_passthrough, depart_passthrough),
+        texinfo=(visit_passthrough, depart_passthrough),
+    )
+    app.add_node(
+        spec_table_scroll,
+        html=(visit_spec_table_scroll_html, depart_spec_table_scroll_html),
         latex=(visit_passthrough, depart_passthrough),
         text=(visit_passthrough, depart_passthrough),
         man=(visit_passthrough, depart_passthrough),
