@@ -53,6 +53,8 @@ DIRECTIVES = {
     "kb-glossary",
     "kb-tag-list",
     "kb-related",
+    "calculator",  # kb.calc.directive: {calculator} NAME
+    "gpu-spec-table",
 }
 _SKIP = re.compile(r"^%\s*skip:\s*next(?:\s+(?P<reason>.*))?$")
 
@@ -112,7 +114,7 @@ def classify(block: Block) -> tuple[str, list[str]]:
     """(kind, problems): kind is executed, checked, illustrative, text or directive."""
     lang = block.language
     if lang.startswith("{"):
-        name = lang.strip("{}")
+        name = lang[1:].split("}", 1)[0]  # "{calculator} rent-vs-buy": the name, not its argument
         if name in DIRECTIVES:
             return "directive", []
         return "unknown", [f"unknown directive fence {lang!r}"]
