@@ -232,3 +232,23 @@ def test_the_check_catches_the_build_files():
         assert BUILD_FILES.search(path), path
     for path in ("index.html", "pagefind/pagefind-entry.json", "_static/kb.css", "training/x.html"):
         assert not BUILD_FILES.search(path), path
+
+
+@pytest.mark.slow
+def test_make_html_keeps_its_own_files_outside_the_site_and_rebuilds_a_deleted_site(tiny_repo):
+    """make html's doctrees and stamp are in _build/doctrees, so deleting the
+    published folder alone must still make the next `make html` build it."""
+    import shutil
+
+    import one_build
+
+    assert one_build.make(tiny_repo, "html").returncode == 0
+    site = tiny_repo / "_build/html"
+    assert (tiny_repo / "_build/doctrees/html.built").is_file()
+    # Sphinx's .buildinfo is the one build file left in it (the uploads drop it)
+    own = [p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()]
+    assert [f for f in own if BUILD_FILES.search(f)] == [".buildinfo"]
+    shutil.rmtree(site)
+    proc = one_build.make(tiny_repo, "html")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert (site / "index.html").is_file()
