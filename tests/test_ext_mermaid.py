@@ -79,3 +79,31 @@ def test_latex_uses_mermaid_cli_settings_as_upstream(build_root):
     own warning."""
     app = build_root("ext-mermaid", buildername="latex", confoverrides={"mermaid_cmd": "/bin/false"})
     assert "Mermaid exited with error" in app.warning.getvalue()
+
+
+def test_an_svg_is_named_by_all_it_is_drawn_from():
+    """A new mermaid (package.json), other settings (conf.py) or an edited
+    text: another name, so the committed SVG no longer counts (KB110)."""
+    from types import SimpleNamespace
+
+    from kb.site.mermaid import diagram_digest, render_settings
+
+    config = SimpleNamespace(
+        mermaid_init_config={"startOnLoad": False, "securityLevel": "strict"},
+        mermaid_light_theme="default",
+        mermaid_dark_theme="dark",
+    )
+    settings = render_settings(config)
+    assert diagram_digest("graph LR\n  A --> B", settings, "none") == DIGEST
+    assert settings["light"]["htmlLabels"] is False and settings["dark"]["flowchart"]["htmlLabels"] is False
+    assert settings["dark"]["theme"] == "dark" and settings["light"]["theme"] == "default"
+    others = {
+        diagram_digest("graph LR\n  A --> C", settings, "none"),
+        diagram_digest("graph LR\n  A --> B", settings, "11.12.1"),
+        diagram_digest(
+            "graph LR\n  A --> B",
+            render_settings(SimpleNamespace(**{**vars(config), "mermaid_dark_theme": "forest"})),
+            "none",
+        ),
+    }
+    assert DIGEST not in others and len(others) == 3
