@@ -220,3 +220,19 @@ def test_every_calculator_default_card_exists():
         for item in spec["inputs"]:
             if item.get("choices") == "gpus":
                 assert item["default"] in ids
+
+
+def test_a_page_with_the_spec_table_is_rebuilt_when_gpus_yaml_changes(build_root, tmp_path):
+    """The directives note data/gpus.yaml as a dependency: an incremental build
+    writes the table again (without it, the page kept the old table)."""
+    data = tmp_path / "data"
+    shutil.copytree(ROOT / "data", data)
+    first = build_root("ext-calc", confoverrides={"kb_data_dir": str(data)})
+    page = Path(first.outdir) / "index.html"
+    assert "362.05 TFLOPS" in page.read_text(encoding="utf-8")
+    path = data / "gpus.yaml"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("value: 362.05,", "value: 362.5,"), encoding="utf-8"
+    )
+    second = build_root("ext-calc", confoverrides={"kb_data_dir": str(data)})
+    assert "index" in second.env.found_docs and "362.5 TFLOPS" in page.read_text(encoding="utf-8")

@@ -84,8 +84,8 @@ class AnyOption(dict):
 
 
 def _data_dir(env) -> Path:
-    configured = Path(env.config.kb_data_dir)
-    return configured if configured.is_absolute() else Path(env.app.confdir) / configured
+    """data/ as an absolute path (kb_calc_data_dir, resolved when the configuration is read)."""
+    return Path(env.config.kb_calc_data_dir)
 
 
 def _table(header: list[str], rows: list[list[str]], widths: list[int], classes: list[str]) -> nodes.table:
@@ -454,11 +454,15 @@ def check_data(app, config) -> None:
     data_dir = Path(config.kb_data_dir)
     if not data_dir.is_absolute():
         data_dir = Path(app.confdir) / data_dir
+    # the directives read it from the config (an environment has no documented
+    # way to the conf.py folder once Sphinx 11 drops env.app)
+    config.kb_calc_data_dir = str(data_dir)
     kb_data.report(app, gpus.read(data_dir).problems)
 
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.data")  # kb_data_dir
+    app.add_config_value("kb_calc_data_dir", "", "", types=[str])  # set from kb_data_dir
     app.add_node(
         calculator,
         html=(visit_calculator_html, depart_calculator_html),
