@@ -48,7 +48,7 @@ function writeFragment(prefix, values, defaults) {
 
 function chart(config, result) {
   const t = config.text;
-  const [w, h, left, bottom, top] = [360, 200, 48, 24, 8];
+  const [w, h, left, bottom, top] = [360, 200, 64, 24, 8];
   const max = Math.max(...result.own_curve, ...result.rent_curve, 1);
   const x = (m) => left + ((w - left - 8) * m) / HORIZON_MONTHS;
   const y = (v) => top + (h - top - bottom) * (1 - v / max);
@@ -65,11 +65,11 @@ function chart(config, result) {
   root.append(svg("line", { x1: left, y1: top, x2: left, y2: y(0), class: "kb-calc-axis" }));
   for (const m of [0, 12, 24, 36]) {
     const label = svg("text", { x: x(m), y: h - 6, "text-anchor": "middle", class: "kb-calc-tick" });
-    label.textContent = `${m}${t.month}`;
+    label.textContent = `${m} ${t.months}`;
     root.append(label);
   }
   const top_label = svg("text", { x: left - 4, y: top + 10, "text-anchor": "end", class: "kb-calc-tick" });
-  top_label.textContent = formatNumber(max, "元").replace(/元$/, "");
+  top_label.textContent = formatNumber(max, "元");
   root.append(top_label);
   root.append(svg("polyline", { points: line(result.own_curve), class: "kb-calc-own" }));
   root.append(svg("polyline", { points: line(result.rent_curve), class: "kb-calc-rent" }));
@@ -162,8 +162,10 @@ function mount(root, index) {
     const rows = config.outputs.map((o) =>
       el("tr", {}, el("th", { scope: "row" }, o.label), el("td", { class: "kb-calc-value" }, formatNumber(result[o.name], o.unit)), el("td", { class: "kb-calc-formula" }, o.formula)),
     );
-    if (config.name === "rent-vs-buy" && result.break_even_months === null) {
-      rows[2].children[1].textContent = t.never;
+    if (config.name === "rent-vs-buy") {
+      const months = result.break_even_months;
+      if (months === null) rows[2].children[1].textContent = t.never;
+      rows.splice(3, 0, el("tr", {}, el("th", { scope: "row" }, t.breakEvenYears), el("td", { class: "kb-calc-value" }, months === null ? t.never : formatNumber(months / 12, t.years)), el("td", { class: "kb-calc-formula" }, t.yearsFormula)));
     }
     if (config.name === "training-memory") {
       const card = config.cards.find((c) => c.id === values.card);

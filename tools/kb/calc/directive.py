@@ -211,7 +211,6 @@ class CalculatorDirective(SphinxDirective):
                 "never": _("按这些输入，自建不会比租赁便宜"),
                 "own": _("自建累计"),
                 "rent": _("租赁累计"),
-                "month": _("月"),
                 "chart": _("36 个月累计成本：自建与租赁"),
                 "fitsOn": _("放得下的卡（只计显存容量）"),
                 "fitsNone": _("规格表中没有放得下的卡"),
@@ -220,6 +219,10 @@ class CalculatorDirective(SphinxDirective):
                 "unknown": _("显存未核实的卡不列出"),
                 "breakEven": _("回本点"),
                 "fitsFormula": _("合计 ≤ 显卡显存"),
+                "breakEvenYears": _("回本点（年）"),
+                "years": _("年"),
+                "yearsFormula": _("回本月数 ÷ 12"),
+                "months": _("个月"),
             },
         }
 
