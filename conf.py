@@ -51,6 +51,7 @@ extensions = [
     "kb.site.mermaid",
     "kb.site.features",
     "kb.site.llms",
+    "kb.site.book",
     "kb.site.build_speed",
 ]
 
@@ -114,6 +115,48 @@ html_theme_options = {
 # warns about its unknown type).
 epub_exclude_files = ["_headers", "_static/_headers"]
 epub_basename = "51suanli-kb"
+
+# -- The book (make epub, make pdf) -------------------------------------------------
+
+# make epub and make pdf build with -t book: the root page becomes the book's
+# contents, the guides then these pages (kb.site.book); the all-articles
+# listing is for the website only.
+kb_book = tags.has("book")  # noqa: F821 (Sphinx provides tags to conf.py)
+kb_book_back_matter = ["glossary", "errata"]
+if kb_book:
+    exclude_patterns.append("articles.md")
+    # the site's styles are furo's; the epub has its own (kb.site.book)
+    html_css_files = []
+# The books the home page links to (下载 PDF / EPUB), when they exist as the site is built.
+kb_book_files = ["_build/latex/51suanli-kb.pdf", "_build/epub/51suanli-kb.epub"]
+
+# the site's own styles and icons have no use in a book
+epub_exclude_files += ["_static/kb.css", "_static/kb-mermaid.css", "_static/favicon.svg"]
+epub_title = project
+epub_language = "zh-CN"  # BCP 47 (nav.xhtml), not Sphinx's zh_CN
+epub_show_urls = "no"
+epub_use_index = False
+
+latex_engine = "xelatex"
+latex_documents = [(root_doc, "51suanli-kb.tex", project, author, "manual")]
+# a guide is a part, an article a chapter
+latex_toplevel_sectioning = "part"
+latex_show_urls = "no"
+latex_domain_indices = False
+# no index: makeindex, not xindy (not a Debian dependency of TeX Live's xetex)
+latex_use_xindy = False
+latex_elements = {
+    "papersize": "a4paper",
+    "pointsize": "10pt",
+    # read on a screen: no blank pages before chapters
+    "extraclassoptions": "openany,oneside",
+    # Latin text in TeX Gyre, code in DejaVu Sans Mono; Chinese in Noto CJK SC (xeCJK);
+    # what Noto CJK lacks (emoji) from Symbola. All from Debian packages (.ci/run).
+    "fontpkg": (ROOT / "tools" / "kb" / "site" / "latex" / "fonts.tex").read_text(encoding="utf-8"),
+    "preamble": (ROOT / "tools" / "kb" / "site" / "latex" / "preamble.tex").read_text(encoding="utf-8"),
+    "printindex": "",
+    "sphinxsetup": "verbatimwrapslines=true, verbatimforcewraps=true",
+}
 
 # -- Search ----------------------------------------------------------------------
 
