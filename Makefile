@@ -11,7 +11,7 @@ BUILDDIR    := _build
 CHROMIUM    ?= /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help venv dev-venv snippets-venv browser html diagrams serve test test-fast snippets lint linkcheck check new bench bench-search page-weight import stale-data claims clean
+.PHONY: help venv dev-venv snippets-venv browser book-tools html epub pdf books diagrams serve test test-fast snippets lint linkcheck check new bench bench-search page-weight import stale-data claims clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -58,17 +58,51 @@ SITE_INPUTS := $(shell find conf.py $(SOURCEDIR) data tools/kb _templates _stati
 # The build's own files (doctrees, the stamp) stay out of the published folder.
 DOCTREES    := $(BUILDDIR)/doctrees
 SITE_STAMP  := $(DOCTREES)/html.built
+# The books (make epub, make pdf, below): a site built when they exist links them.
+EPUB        := $(BUILDDIR)/epub/51suanli-kb.epub
+PDF         := $(BUILDDIR)/latex/51suanli-kb.pdf
+BOOKS       := $(PDF) $(EPUB)
 
 html: venv $(SITE_STAMP) ## build the site into _build/html (warnings are errors; nothing to do when no input changed)
 
 # Sphinx rebuilds only what changed; with no input changed, make does not
 # start it at all (loading the environment of 1,000 pages alone takes 2 s).
-$(SITE_STAMP): $(SITE_INPUTS) $(BIN)/.installed node_modules/.installed Makefile $(BUILDDIR)/html/index.html
+$(SITE_STAMP): $(SITE_INPUTS) $(BIN)/.installed node_modules/.installed Makefile $(BUILDDIR)/html/index.html $(wildcard $(BOOKS))
 	$(BIN)/sphinx-build -b html -c . -d $(DOCTREES) $(SPHINXOPTS) $(SOURCEDIR) $(BUILDDIR)/html
 	touch $@
 
 # no rule makes it: when the site folder was deleted, the stamp is out of date
 $(BUILDDIR)/html/index.html: ;
+
+# The books: the whole knowledge base as an epub and a PDF (-t book: kb.site.book).
+# A site built when they exist links them from its home page and serves them
+# under downloads/ (conf.py's kb_book_files); make html alone never builds them.
+BOOKOPTS    ?= -t book -W -n --keep-going -j auto
+# TeX with xeCJK, the fonts (Latin, Chinese, code, emoji), the diagrams'
+# converter and the checkers (epubcheck runs on Java; pdftotext, pdffonts).
+BOOK_PACKAGES := texlive-xetex texlive-lang-chinese texlive-latex-recommended texlive-latex-extra \
+  texlive-fonts-recommended latexmk fonts-noto-cjk fonts-texgyre fonts-dejavu-core fonts-symbola \
+  librsvg2-bin poppler-utils epubcheck
+
+book-tools: ## make sure the Debian packages the books need are there (TeX, fonts, rsvg-convert, epubcheck)
+	@{ command -v xelatex && command -v latexmk && command -v rsvg-convert && command -v pdftotext \
+	  && test -f /usr/share/java/epubcheck.jar && fc-list | grep -q 'Noto Serif CJK SC' && fc-list | grep -q Symbola \
+	  && fc-list | grep -q 'TeX Gyre Termes'; } >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BOOK_PACKAGES); \
+	  else echo "the books need: sudo apt-get install --no-install-recommends $(BOOK_PACKAGES)" >&2; exit 1; fi; }
+
+epub: venv book-tools ## the knowledge base as an epub (_build/epub/51suanli-kb.epub), checked with epubcheck
+	rm -rf $(BUILDDIR)/epub
+	$(BIN)/sphinx-build -b epub -c . -d $(BUILDDIR)/doctrees-book/epub $(BOOKOPTS) $(SOURCEDIR) $(BUILDDIR)/epub
+	$(BIN)/python tools/check_books.py epub $(EPUB)
+
+pdf: venv book-tools ## the knowledge base as a PDF (_build/latex/51suanli-kb.pdf, xelatex), its text and fonts checked
+	rm -rf $(BUILDDIR)/latex
+	$(BIN)/sphinx-build -b latex -c . -d $(BUILDDIR)/doctrees-book/latex $(BOOKOPTS) $(SOURCEDIR) $(BUILDDIR)/latex
+	$(MAKE) -C $(BUILDDIR)/latex all-pdf LATEXMKOPTS="-silent -halt-on-error"
+	$(BIN)/python tools/check_books.py pdf $(PDF)
+
+books: epub pdf ## both books
 
 # Diagrams are SVG files drawn ahead of time (kb.site.mermaid): the build needs
 # no browser (Read the Docs has none) and fails (KB110) on a diagram whose
@@ -107,7 +141,7 @@ linkcheck: venv ## check external links (needs the internet: CI runs it weekly)
 	@# -q: Sphinx then reports each broken link as "page.md:LINE: WARNING: broken link: …"
 	$(BIN)/sphinx-build -b linkcheck -c . -q $(SPHINXOPTS) $(SOURCEDIR) $(BUILDDIR)/linkcheck
 
-check: html lint test ## everything CI runs (internal links: the -n build; external: make linkcheck)
+check: html lint test books ## everything CI runs (internal links: the -n build; external: make linkcheck)
 	@echo "External links are not checked here (no internet in CI): the weekly linkcheck workflow runs 'make linkcheck'."
 
 # make new's arguments reach the script verbatim: a title may hold $, $(…),
