@@ -48,9 +48,9 @@ function writeFragment(prefix, values, defaults) {
 
 function chart(config, result) {
   const t = config.text;
-  const [w, h, left, bottom, top] = [360, 200, 64, 24, 8];
+  const [w, h, left, right, bottom, top] = [360, 200, 64, 28, 24, 8];
   const max = Math.max(...result.own_curve, ...result.rent_curve, 1);
-  const x = (m) => left + ((w - left - 8) * m) / HORIZON_MONTHS;
+  const x = (m) => left + ((w - left - right) * m) / HORIZON_MONTHS;
   const y = (v) => top + (h - top - bottom) * (1 - v / max);
   const line = (curve) => curve.map((v, m) => `${x(m).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
   const months = result.break_even_months;
@@ -61,7 +61,7 @@ function chart(config, result) {
   const title = svg("title");
   title.textContent = summary;
   root.append(title);
-  root.append(svg("line", { x1: left, y1: y(0), x2: w - 8, y2: y(0), class: "kb-calc-axis" }));
+  root.append(svg("line", { x1: left, y1: y(0), x2: w - right, y2: y(0), class: "kb-calc-axis" }));
   root.append(svg("line", { x1: left, y1: top, x2: left, y2: y(0), class: "kb-calc-axis" }));
   for (const m of [0, 12, 24, 36]) {
     const label = svg("text", { x: x(m), y: h - 6, "text-anchor": "middle", class: "kb-calc-tick" });
