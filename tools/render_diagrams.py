@@ -113,6 +113,13 @@ async ([code, settings]) => {
       else if (attrName === "href" && !attr.value.startsWith("#")) problems.push(`a link to ${attr.value.slice(0, 60)}`);
     }
   }
+  // rough.js strokes and layout coordinates carry 15 decimals: 2 draw the same (a third of the bytes)
+  const short = (text) => text.replace(/-?\\d*\\.\\d{3,}(?:e-?\\d+)?/g, (n) => String(Math.round(Number(n) * 100) / 100));
+  for (const el of [...doc.querySelectorAll("[d], [points], [transform]")]) {
+    for (const name of ["d", "points", "transform"]) {
+      if (el.hasAttribute(name)) el.setAttribute(name, short(el.getAttribute(name)));
+    }
+  }
   const box = (root.getAttribute("viewBox") || "").trim().split(/[\\s,]+/).map(Number);
   if (box.length !== 4 || !(box[2] > 0) || !(box[3] > 0)) return { error: "the SVG has no viewBox" };
   const round = (n) => String(Math.ceil(n));

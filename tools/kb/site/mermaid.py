@@ -78,7 +78,7 @@ CHECKER = Path(__file__).with_name("mermaid_check.mjs")
 STYLE = "kb-mermaid.css"
 # Bump when tools/render_diagrams.py changes what it writes: every SVG is
 # then out of date, and make diagrams draws them all again.
-RENDERER = "1"
+RENDERER = "2"
 VARIANTS = ("light", "dark")
 # mermaid's dark theme writes edge labels #ccc on #585858 (contrast 4.4,
 # under WCAG AA's 4.5): a darker label background gives 7.
