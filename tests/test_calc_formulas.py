@@ -75,3 +75,40 @@ def test_the_browser_port_passes_the_same_cases():
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     passed = int(re.search(r"^# pass (\d+)", proc.stdout, re.M).group(1))
     assert passed >= len(CASES["compute"]) + len(CASES["format"]) + len(CASES["parse"])
+
+
+# The calculators start from the articles' corrected figures: each pair is a
+# claims register entry (its `shows`, the value the 编者注 gives) and the
+# calculator output that reproduces it with the article's inputs.
+REGISTER_FIGURES = [
+    ("inference/inference-cost-breakdown", "inference-depreciation", "inference-cost", {}, "depreciation"),
+    ("inference/inference-cost-breakdown", "inference-ops", "inference-cost", {}, "ops"),
+    ("inference/inference-cost-breakdown", "inference-total-per-second", "inference-cost", {}, "per_second"),
+    ("inference/inference-cost-breakdown", "inference-cost-7b", "inference-cost", {}, "per_request"),
+    (
+        "inference/inference-cost-breakdown",
+        "inference-cost-13b",
+        "inference-cost",
+        {"qps": 30},
+        "per_request",
+    ),
+    (
+        "inference/inference-cost-breakdown",
+        "inference-cost-70b",
+        "inference-cost",
+        {"gpus": 2, "qps": 8},
+        "per_request",
+    ),
+    ("hardware/gpu-rental-guide", "rental-crossover-months", "rent-vs-buy", {}, "break_even_months"),
+]
+
+
+@pytest.mark.parametrize(("doc", "claim", "name", "inputs", "output"), REGISTER_FIGURES, ids=lambda v: str(v))
+def test_the_calculators_defaults_reproduce_the_registers_corrected_figures(doc, claim, name, inputs, output):
+    from kb.editorial import claims as kb_claims
+
+    registers, _ = kb_claims.load(ROOT / "data")
+    entry = next(e for e in registers[doc] if e.get("id") == claim)
+    shows = float(re.search(r"[\d.]+", entry["shows"].replace(",", "")).group())
+    got = formulas.compute(name, {**formulas.defaults(name), **inputs})[output]
+    assert math.isclose(got, shows, rel_tol=0.05), (claim, entry["shows"], got)
