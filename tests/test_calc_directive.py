@@ -236,3 +236,11 @@ def test_a_page_with_the_spec_table_is_rebuilt_when_gpus_yaml_changes(build_root
     )
     second = build_root("ext-calc", confoverrides={"kb_data_dir": str(data)})
     assert "index" in second.env.found_docs and "362.5 TFLOPS" in page.read_text(encoding="utf-8")
+
+
+def test_an_epub_gets_the_static_table_and_no_script(build_root):
+    app = build_root("ext-calc", buildername="epub")
+    assert "KB08" not in app.warning.getvalue()
+    page = (Path(app.outdir) / "index.xhtml").read_text(encoding="utf-8")
+    assert "<p>0.00239 元/秒</p>" in page
+    assert "data-kb-calc" not in page and "calc.js" not in page

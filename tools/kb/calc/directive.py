@@ -306,7 +306,15 @@ class CalculatorDirective(SphinxDirective):
         ]
 
 
+def interactive(builder) -> bool:
+    """Pages a browser runs scripts on: the HTML builders, not an e-book."""
+    return builder.format == "html" and not builder.name.startswith("epub")
+
+
 def visit_calculator_html(self, node: calculator) -> None:
+    if not interactive(self.builder):  # epub: the static table only
+        self.body.append('<div class="kb-calc">\n')
+        return
     config = html.escape(json.dumps(node["config"], ensure_ascii=False, separators=(",", ":")), quote=True)
     # not in the search index: the example's numbers would outweigh the article's
     # own words in its section (Pagefind ranks sections by what they hold)
@@ -441,7 +449,7 @@ class GpuSpecTableDirective(SphinxDirective):
 def add_assets(app, pagename, templatename, context, doctree) -> None:
     """calc.js and calc.css on pages with a calculator, calc.css where the spec
     table is, and nothing elsewhere."""
-    if app.builder.format != "html" or doctree is None:
+    if not interactive(app.builder) or doctree is None:
         return
     if doctree.next_node(calculator) is not None:
         app.add_css_file(STYLE)
