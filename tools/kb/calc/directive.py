@@ -439,7 +439,12 @@ class GpuSpecTableDirective(SphinxDirective):
                 item += ref
             else:
                 item += nodes.Text(source["title"])
-            item += nodes.Text(_("（{date} 查阅）").format(date=source["accessed"]))
+            as_of = (
+                _("原文未注明日期")
+                if source["as_of"] == "undated"
+                else _("数据截至 {date}").format(date=source["as_of"])
+            )
+            item += nodes.Text(_("（{as_of}；{date} 查阅）").format(as_of=as_of, date=source["accessed"]))
             listing += nodes.list_item("", item)
         scroll = spec_table_scroll()
         scroll += table
