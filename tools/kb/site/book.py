@@ -21,9 +21,11 @@ LaTeX builders and the tag ``book`` (``-t book``), which conf.py reads into
   version, its source, as the site does when the image is missing.
 
 The site links to the books from the home page (``{kb-book-downloads}``):
-each file of ``kb_book_files`` that exists when the site is built is copied
-to ``downloads/`` and linked; a site built without the books (a plain
-``make html``) shows no link, so it never has a broken one.
+each file of ``kb_book_files`` (paths from the site's output folder: make
+builds the books beside it, ``_build/latex``, ``_build/epub``) that exists
+when the site is built is copied to ``downloads/`` and linked; a site built
+without the books (a plain ``make html``) shows no link, so it never has a
+broken one.
 """
 
 from __future__ import annotations
@@ -259,8 +261,10 @@ class BookDownloads(SphinxDirective):
 
 
 def available(app) -> list[Path]:
-    """The book files that exist now (``kb_book_files``, from the configuration folder)."""
-    files = [Path(app.confdir) / name for name in app.config.kb_book_files]
+    """The book files that exist now (``kb_book_files``, from the output
+    folder: the books built beside this site, so that a site built elsewhere,
+    a test's, does not pick up the repository's)."""
+    files = [(Path(app.outdir) / name).resolve() for name in app.config.kb_book_files]
     return [path for path in files if path.is_file()]
 
 
