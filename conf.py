@@ -127,8 +127,9 @@ if kb_book:
     exclude_patterns.append("articles.md")
     # the site's styles are furo's; the epub has its own (kb.site.book)
     html_css_files = []
-# The books the home page links to (下载 PDF / EPUB), when they exist as the site is built.
-kb_book_files = ["_build/latex/51suanli-kb.pdf", "_build/epub/51suanli-kb.epub"]
+# The books the home page links to (下载 PDF / EPUB) when they exist as the site
+# is built: paths from the site's output folder (make builds them beside it).
+kb_book_files = ["../latex/51suanli-kb.pdf", "../epub/51suanli-kb.epub"]
 
 # the site's own styles and icons have no use in a book
 epub_exclude_files += ["_static/kb.css", "_static/kb-mermaid.css", "_static/favicon.svg"]
