@@ -77,6 +77,7 @@ $(BUILDDIR)/html/index.html: ;
 # The books: the whole knowledge base as an epub and a PDF (-t book: kb.site.book).
 # A site built when they exist links them from its home page and serves them
 # under downloads/ (conf.py's kb_book_files); make html alone never builds them.
+# make test builds and checks them (tests/test_books.py runs make books).
 BOOKOPTS    ?= -t book -W -n --keep-going -j auto
 # TeX with xeCJK, the fonts (Latin, Chinese, code, emoji), the diagrams'
 # converter and the checkers (epubcheck runs on Java; pdftotext, pdffonts).
@@ -141,7 +142,7 @@ linkcheck: venv ## check external links (needs the internet: CI runs it weekly)
 	@# -q: Sphinx then reports each broken link as "page.md:LINE: WARNING: broken link: …"
 	$(BIN)/sphinx-build -b linkcheck -c . -q $(SPHINXOPTS) $(SOURCEDIR) $(BUILDDIR)/linkcheck
 
-check: html lint test books ## everything CI runs (internal links: the -n build; external: make linkcheck)
+check: html lint test ## everything CI runs (internal links: the -n build; external: make linkcheck)
 	@echo "External links are not checked here (no internet in CI): the weekly linkcheck workflow runs 'make linkcheck'."
 
 # make new's arguments reach the script verbatim: a title may hold $, $(…),
