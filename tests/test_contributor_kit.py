@@ -206,7 +206,8 @@ def test_deploy_builds_with_read_access_and_only_its_deploy_job_writes_pages():
     build, deploy = flow["jobs"]["build"], flow["jobs"]["deploy"]
     assert build["permissions"] == {"contents": "read"}
     assert IMAGE.match(str(build["container"])), build["container"]
-    assert steps_of(build) == (IN_DEBIAN + ["actions/upload-pages-artifact"], ["html"])
+    # the books first: the site links them (kb.site.book)
+    assert steps_of(build) == (IN_DEBIAN + ["actions/upload-pages-artifact"], ["books", "html"])
     # the job that may write to Pages runs no project code: no checkout, no run step
     assert deploy["needs"] == "build"
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
