@@ -108,7 +108,7 @@ def test_the_spec_table_shows_sources_dense_figures_and_gaps(build_root):
     table = page[page.index('class="kb-gpu-specs') :]
     assert "未核实" in table  # a figure no vendor document gave
     assert "989.5 TFLOPS" in table and "稀疏 1,979 的一半" in table
-    assert "（数据截至 2022-11；2026-12-01 查阅）" in table and "（原文未注明日期；2026-12-01 查阅）" in table
+    assert "（数据截至 2022-11；2026-12-01 查阅）" in table and "（未注明日期；2026-12-01 查阅）" in table
     assert 'href="https://archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html"' in table
 
 

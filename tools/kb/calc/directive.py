@@ -440,7 +440,7 @@ class GpuSpecTableDirective(SphinxDirective):
             else:
                 item += nodes.Text(source["title"])
             as_of = (
-                _("原文未注明日期")
+                _("未注明日期")
                 if source["as_of"] == "undated"
                 else _("数据截至 {date}").format(date=source["as_of"])
             )
