@@ -13,7 +13,7 @@ from ext_helpers import build_root  # noqa: F401 (fixture)
 
 pytest_plugins = ("sphinx.testing.fixtures",)
 
-DIGEST = "3332a32a6a715cfd9b19"
+DIGEST = "2a85913f13d91c04c882"
 
 
 def test_diagram_page_shows_its_svgs_and_loads_no_script(build_root):

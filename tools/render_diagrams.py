@@ -89,7 +89,7 @@ def read_diagrams(srcdir: Path) -> tuple[list[Diagram], dict[str, dict], str]:
 # reads it). A label that needs HTML (<foreignObject>) is not dropped
 # silently: it is reported.
 DRAW = """
-async ([code, settings]) => {
+async ([code, settings, background]) => {
   mermaid.initialize(settings);
   let svg;
   try {
@@ -125,7 +125,9 @@ async ([code, settings]) => {
   const round = (n) => String(Math.ceil(n));
   root.setAttribute("width", round(box[2]));
   root.setAttribute("height", round(box[3]));
-  root.removeAttribute("style");  // max-width: the <img> sizes it
+  // not max-width (the <img> sizes it); the theme's page colour, so that the
+  // SVG opened on its own (the full-size view) reads as it does in the page
+  root.setAttribute("style", `background-color: ${background}`);
   return { svg: new XMLSerializer().serializeToString(doc), problems };
 }
 """
@@ -153,7 +155,8 @@ def draw(diagrams: list[Diagram], settings: dict[str, dict]) -> list[str]:
             where = f"{display(diagram.path)}:{diagram.line}"
             drawn = {}
             for variant, path in diagram.files.items():
-                result = page.evaluate(DRAW, [diagram.code, settings[variant]])
+                background = kb_mermaid.BACKGROUNDS[variant]
+                result = page.evaluate(DRAW, [diagram.code, settings[variant], background])
                 if "error" in result:
                     errors.append(
                         f"{where}: KB060 mermaid cannot draw this diagram: {kb_mermaid.summary(result['error'])}"

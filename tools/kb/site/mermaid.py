@@ -78,12 +78,15 @@ CHECKER = Path(__file__).with_name("mermaid_check.mjs")
 STYLE = "kb-mermaid.css"
 # Bump when tools/render_diagrams.py changes what it writes: every SVG is
 # then out of date, and make diagrams draws them all again.
-RENDERER = "2"
+RENDERER = "3"
 VARIANTS = ("light", "dark")
 # mermaid's dark theme writes edge labels #ccc on #585858 (contrast 4.4,
 # under WCAG AA's 4.5): a darker label background gives 7.
 DARK_VARIABLES = {"edgeLabelBackground": "#3b3b3b"}
 IMAGES = "_images"
+# each variant's background: furo's page colour in that theme (an SVG opened
+# on its own, the full-size view, is not on a white page in the dark theme)
+BACKGROUNDS = {"light": "#ffffff", "dark": "#131416"}
 # the longest lines of mermaid's message kept in a warning
 MESSAGE_LIMIT = 400
 
