@@ -107,3 +107,16 @@ def test_an_svg_is_named_by_all_it_is_drawn_from():
         ),
     }
     assert DIGEST not in others and len(others) == 3
+
+
+def test_the_images_resolve_from_every_page_layout(build_root):
+    """html, dirhtml (a page is a folder) and singlehtml (one page): each
+    <img> points at a copied SVG."""
+    for builder in ("dirhtml", "singlehtml"):
+        app = build_root("ext-mermaid", buildername=builder)
+        out = Path(app.outdir)
+        pages = [p for p in out.rglob("index.html") if "kb-diagram" in p.read_text(encoding="utf-8")]
+        assert pages, builder
+        for page in pages:
+            for src in re.findall(r'<img src="([^"]+\.svg)"', page.read_text(encoding="utf-8")):
+                assert (page.parent / src).resolve().is_file(), (builder, page, src)

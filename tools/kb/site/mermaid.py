@@ -410,7 +410,7 @@ def resolve_images(app, doctree, docname: str) -> None:
     HTML visitor writes them); none when a file is missing (KB110)."""
     if app.builder.format != "html":
         return
-    here = posixpath.dirname(app.builder.get_target_uri(docname)) or "."
+    here = posixpath.dirname(app.builder.get_target_uri(docname).split("#")[0]) or "."
     for node in doctree.findall(mermaid):
         paths = svg_paths(app, node["code"])
         images = []
@@ -464,7 +464,7 @@ def on_config_inited(app, config) -> None:
 
 def copy_svgs(app):
     """The SVGs of the build's diagrams to ``<outdir>/_images/`` (during the
-    builder's finish: before an epub is packed)."""
+    builder's finish: before an epub is packed; singlehtml at the end)."""
     if app.builder.format != "html":
         return []
     out = Path(app.outdir) / IMAGES
@@ -533,4 +533,7 @@ def setup(app) -> dict[str, Any]:
     app.connect("doctree-resolved", resolve_images)
     app.connect("html-page-context", add_assets)
     app.connect("html-collect-pages", copy_svgs)
+    # singlehtml collects no pages: copied when the build ends, before
+    # kb.guard.html reads the written files (the default priority, 500)
+    app.connect("build-finished", lambda app, exc: exc is None and copy_svgs(app), priority=400)
     return {"version": "3", "parallel_read_safe": True, "parallel_write_safe": True}
