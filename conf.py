@@ -156,6 +156,8 @@ latex_elements = {
     "fontpkg": (ROOT / "tools" / "kb" / "site" / "latex" / "fonts.tex").read_text(encoding="utf-8"),
     "preamble": (ROOT / "tools" / "kb" / "site" / "latex" / "preamble.tex").read_text(encoding="utf-8"),
     "printindex": "",
+    # a diagram stays where the article puts it (a float drifted pages away)
+    "figure_align": "H",
     "sphinxsetup": "verbatimwrapslines=true, verbatimforcewraps=true",
 }
 
