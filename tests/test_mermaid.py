@@ -410,6 +410,24 @@ def test_make_diagrams_reports_a_broken_diagram_and_html_labels_at_their_lines(t
     assert len(list((docs / "_diagrams").glob("*.svg"))) == 2
 
 
+@pytest.mark.slow
+@pytest.mark.browser
+def test_verify_names_a_committed_svg_that_is_not_the_drawing_of_its_text(tmp_path):
+    """The build checks an SVG's name, not its picture: --verify draws again
+    and compares (the small site's SVGs, drawn by make diagrams, are the same
+    bytes; one edited by hand is named)."""
+    docs = tmp_path / "docs"
+    write_docs(docs, {"index": "# 图示\n\n" + fence(DRAWN)})
+    with_fixture_svgs(docs)
+    same = render("--verify", str(docs))
+    assert same.returncode == 0 and "0 SVG(s) differ" in same.stdout, same.stderr
+    (light,) = (docs / "_diagrams").glob("*-light.svg")
+    light.write_text(light.read_text(encoding="utf-8").replace("累积梯度", "别的内容"), encoding="utf-8")
+    edited = render("--verify", str(docs))
+    assert edited.returncode == 1
+    assert edited.stderr.splitlines() == [f"{docs / 'index.md'}:3: {light} differs from a new drawing"]
+
+
 # -- in the browser -------------------------------------------------------------------
 
 

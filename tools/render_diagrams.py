@@ -22,8 +22,13 @@ version package.json pins), in a page of its own that loads nothing else.
 
 Commit the folder. ``--check`` draws nothing: it lists the diagrams without
 their SVGs (as the build does, KB110) and exits 1 if there are any.
+``--verify`` draws every diagram again in a temporary folder and lists the
+committed SVGs that differ (one edited by hand, say: the build checks an
+SVG's name and what the guard refuses, not that it shows its diagram); the
+same fonts and chromium give the same bytes (Debian's, as make browser
+installs them).
 
-Run:  python tools/render_diagrams.py [--check] [--force] [--out DIR] [SRCDIR]   (make diagrams)
+Run:  python tools/render_diagrams.py [--check | --verify] [--force] [--out DIR] [SRCDIR]   (make diagrams)
 
 The tests' small site has a diagram too: ``tests/diagram_fixtures.py`` draws
 it into ``tests/diagrams/`` (make diagrams runs both).
@@ -193,11 +198,40 @@ def installed_version() -> str | None:
     return json.loads(package.read_text(encoding="utf-8")).get("version") if package.exists() else None
 
 
+def verify(diagrams: list[Diagram], settings: dict[str, dict]) -> int:
+    """Draw every diagram again, in a temporary folder, and compare: a
+    committed SVG that differs was not drawn by this script from this text
+    (edited by hand, or drawn with other fonts or another chromium)."""
+    unique = list({d.code: d for d in diagrams}.values())
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = [
+            Diagram(d.path, d.line, d.code, {v: Path(tmp) / p.name for v, p in d.files.items()})
+            for d in unique
+        ]
+        with contextlib.redirect_stdout(io.StringIO()):
+            errors = draw(fresh, settings)
+        differ = [
+            f"{display(d.path)}:{d.line}: {display(committed)} differs from a new drawing"
+            for d, new in zip(unique, fresh)
+            for committed, drawn in zip(d.files.values(), new.files.values())
+            if drawn.exists() and (not committed.exists() or committed.read_bytes() != drawn.read_bytes())
+        ]
+    for line in errors + differ:
+        print(line, file=sys.stderr)
+    print(f"{len(unique)} diagram(s) drawn again, {len(differ)} SVG(s) differ")
+    return 1 if errors or differ else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("srcdir", nargs="?", type=Path, default=ROOT / "docs", help="the pages (docs)")
     parser.add_argument("--check", action="store_true", help="draw nothing; exit 1 if an SVG is missing")
     parser.add_argument("--force", action="store_true", help="draw every diagram again")
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="draw every diagram in a temporary folder; exit 1 if a committed SVG differs",
+    )
     parser.add_argument(
         "--out", type=Path, help="the SVGs' folder (default: SRCDIR/_diagrams, kb_diagrams_dir)"
     )
@@ -207,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         for d in diagrams:
             d.files = {variant: args.out / path.name for variant, path in d.files.items()}
     missing = [d for d in diagrams if args.force or not all(p.exists() for p in d.files.values())]
+    if args.verify:
+        return verify(diagrams, settings)
     if args.check:
         for d in missing:
             print(
