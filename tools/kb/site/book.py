@@ -13,7 +13,8 @@ LaTeX builders and the tag ``book`` (``-t book``), which conf.py reads into
   (kb.core.builders).
 - **编者注.** A note is an admonition (a box in both books); its collapsed
   parts (``{details}``, ``{original}``) are shown open, each under its
-  summary line in bold: a book has nothing to click.
+  summary line in bold, and so is an admonition with ``:collapsible:``: a
+  book has nothing to click.
 - **Diagrams.** A mermaid diagram becomes an image of its drawn SVG (the
   light variant that kb.site.mermaid's ``make diagrams`` committed),
   converted by rsvg-convert to PDF for LaTeX and to PNG for the epub, with
@@ -88,7 +89,8 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
 
 
 def open_details(doctree: nodes.Node) -> None:
-    """Each collapsed part shown open: its summary as a bold line, then its content."""
+    """Each collapsed part shown open: a {details} or {original} as its summary in
+    bold, then its content; a collapsible admonition as a plain one."""
     for details in list(doctree.findall(kb_details)):
         shown = nodes.container(classes=["kb-details-open"])
         shown.source, shown.line = details.source, details.line
@@ -98,6 +100,10 @@ def open_details(doctree: nodes.Node) -> None:
             else:
                 shown += child.deepcopy()
         details.replace_self(shown)
+    # an admonition's :collapsible: (Sphinx's option, written as <details> in HTML)
+    for admonition in doctree.findall(nodes.Admonition):
+        if "collapsible" in admonition:
+            del admonition["collapsible"]
 
 
 def caption_of(node: nodes.Node) -> str:
