@@ -56,3 +56,16 @@ def test_other_calls_get_sphinx_toctree():
     assert toctree(maxdepth=1, collapse=True) == "sphinx"
     assert calls == [{"maxdepth": 1, "collapse": True}]
     assert SIDEBAR_CALL == {"collapse": False, "titles_only": True, "maxdepth": -1, "includehidden": True}
+
+
+def test_previous_next_are_sphinx_relations(build_root):
+    """kb.pages.navigation decides which pages to write again from the
+    previous / next pages it computes (the reading order, root first); Sphinx
+    writes them from its own ``collect_relations`` (not in its documented
+    API). If this fails, Sphinx changed how it orders pages: mend
+    ``navigation.neighbours``."""
+    from kb.pages.navigation import neighbours
+
+    app = build_root("ext-nav")
+    sphinx = {doc: (rel[1], rel[2]) for doc, rel in app.env.collect_relations().items()}
+    assert neighbours(app.env) == sphinx

@@ -42,7 +42,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from kb.core.builders import is_website
 from kb.core.i18n import _
-from kb.core.store import SHOWN_IN_LISTINGS, documents, site
+from kb.core.store import SHOWN_IN_LISTINGS, documents, site, toctree_children
 from kb.pages.frontmatter import load_guides, load_tags
 from kb.site import output_state as kb_output_state
 
@@ -89,7 +89,7 @@ def link(app, fromdoc: str, todoc: str, text: str) -> nodes.Node:
 
     Generated pages (``tags/…``) exist on the website only: another builder
     (epub, LaTeX, text) shows the text without a link."""
-    if todoc not in app.env.all_docs and not is_website(app.builder):
+    if todoc not in app.env.found_docs and not is_website(app.builder):
         return nodes.inline("", text)
     uri = app.builder.get_relative_uri(fromdoc, todoc)
     return nodes.reference("", text, internal=True, refuri=uri)
@@ -121,7 +121,7 @@ def _reading_order(env) -> list[str]:
     seen: list[str] = []
 
     def walk(doc: str) -> None:
-        for child in env.toctree_includes.get(doc, []):
+        for child in toctree_children(env, doc):
             if child not in seen:
                 seen.append(child)
                 walk(child)
@@ -133,7 +133,7 @@ def _reading_order(env) -> list[str]:
 def guide_order(env, guide: str) -> list[str]:
     """The guide's articles in reading order, then those listed via also_in."""
     pages = documents(env, "pages")
-    own = [d for d in env.toctree_includes.get(f"{guide}/index", []) if d in pages]
+    own = [d for d in toctree_children(env, f"{guide}/index") if d in pages]
     rest = sorted(d for d, m in pages.items() if m["guide"] == guide and d not in own)
     extra = sorted(d for d, m in pages.items() if guide in m.get("also_in", []))
     return own + rest + extra
@@ -189,7 +189,7 @@ def listing_signature(env) -> dict:
     return {
         doc: (
             env.titles[doc].astext() if doc in env.titles else None,
-            tuple(env.toctree_includes.get(doc, ())),
+            tuple(toctree_children(env, doc)),
             *(_canonical(store.get(doc)) for store in stores),
         )
         for doc in env.found_docs

@@ -18,6 +18,8 @@ from html import escape
 from typing import Any
 
 from kb.core.i18n import _
+from kb.core.store import toctree_children
+from kb.pages.listings import reading_order
 from kb.site import output_state as kb_output_state
 
 # The one call of Sphinx's ``toctree`` template function that this answers
@@ -61,8 +63,8 @@ def render(app, pagename: str) -> str:
         )
 
     items = []
-    for top in env.toctree_includes.get(root, []):
-        kids = env.toctree_includes.get(top, [])
+    for top in toctree_children(env, root):
+        kids = toctree_children(env, top)
         in_here = pagename == top or pagename in kids
         sub = ""
         if kids and in_here:
@@ -97,23 +99,35 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
         context["toctree"] = Toctree(app, pagename, context["toctree"])
 
 
+def neighbours(env) -> dict[str, tuple[str | None, str | None]]:
+    """(previous, next) of each page in the site's reading order, the root
+    first: what Sphinx shows as 上一篇 / 下一篇 (its ``collect_relations``,
+    which is not in its documented API; tests/test_ext_navigation.py checks
+    the two agree)."""
+    order = [env.config.root_doc, *reading_order(env)]
+    return {
+        doc: (order[i - 1] if i else None, order[i + 1] if i + 1 < len(order) else None)
+        for i, doc in enumerate(order)
+    }
+
+
 def nav_shown(app, env) -> dict[str, tuple]:
     """Per page, the titles its sidebar and previous / next links show."""
-    tops = env.toctree_includes.get(app.config.root_doc, [])
+    tops = toctree_children(env, app.config.root_doc)
     shown_tops = tuple((t, _title(env, t)) for t in tops)
     guide_of = {top: top for top in tops}
     for top in tops:
-        for kid in env.toctree_includes.get(top, []):
+        for kid in toctree_children(env, top):
             guide_of.setdefault(kid, top)
-    relations = env.collect_relations()
+    relations = neighbours(env)
     shown = {}
     for doc in env.found_docs:
         sidebar: tuple = ()
         if doc in guide_of:
-            kids = env.toctree_includes.get(guide_of[doc], [])
+            kids = toctree_children(env, guide_of[doc])
             start, end = window(kids, doc, app.config.kb_nav_window)
             sidebar = (len(kids), *((d, _title(env, d)) for d in kids[start:end]))
-        near = relations.get(doc, [None, None, None])[1:3]
+        near = relations.get(doc, (None, None))
         shown[doc] = (shown_tops, sidebar, tuple((d, _title(env, d)) if d else None for d in near))
     return shown
 
@@ -133,6 +147,7 @@ def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.i18n")
     app.add_config_value("kb_nav_window", 9, "html", types=[int])
     app.setup_extension("kb.site.output_state")
+    app.setup_extension("kb.pages.listings")  # the reading order, set at env-updated
     app.connect("env-get-updated", on_env_get_updated)
     # before furo's handler (priority 500), which calls context["toctree"]
     app.connect("html-page-context", on_page_context, priority=400)

@@ -101,7 +101,7 @@ def on_builder_inited(app) -> None:
 
 def last_commit(app, docname: str) -> str | None:
     """The date of the last commit of a document's source, if git knows it."""
-    if docname not in app.env.all_docs:
+    if docname not in app.env.found_docs:
         return None
     return site(app.env)["git_dates"].get(app.env.doc2path(docname, False).as_posix())
 
@@ -127,7 +127,7 @@ def _summary(app, pagename: str) -> str:
     meta = documents(app.env, "pages").get(pagename, {})
     if meta:
         return meta.get("summary", "")
-    return app.env.metadata.get(pagename, {}).get("summary", "") if pagename in app.env.all_docs else ""
+    return app.env.metadata.get(pagename, {}).get("summary", "") if pagename in app.env.found_docs else ""
 
 
 def served_path(app) -> str:
@@ -170,7 +170,7 @@ def on_collect_pages(app):
     items = "".join(
         f'<li><a href="{escape(rel("404", doc))}">{escape(text)}</a></li>'
         for doc, text in links
-        if doc in app.env.all_docs or doc == "search"
+        if doc in app.env.found_docs or doc == "search"
     )
     body = (
         f'<section id="not-found"><h1>{escape(_("页面不存在（404）"))}</h1>'

@@ -224,7 +224,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 def site_summary(app) -> str:
     root = app.config.root_doc
-    meta = app.env.metadata.get(root, {}) if root in app.env.all_docs else {}
+    meta = app.env.metadata.get(root, {}) if root in app.env.found_docs else {}
     return str(meta.get("summary") or "")
 
 
@@ -253,7 +253,7 @@ def llms_txt(app) -> str:
             lines.append(f"- [{title_of(env, doc)}]({_page_url(app, doc)}): {pages[doc].get('summary', '')}")
         lines.append("")
     root = app.config.root_doc
-    others = [root] + [d for d in reading_order(env) if d not in pages and d != root and d in env.all_docs]
+    others = [root] + [d for d in reading_order(env) if d not in pages and d != root and d in env.found_docs]
     if others:
         # "Optional" is llmstxt.org's own section name (tools may skip it): not translated
         lines += ["## Optional", ""]
