@@ -20,10 +20,13 @@ export const weightsGb = (paramsBillion, bytesPerParam) => (paramsBillion * 1e9 
 export const kvCacheGb = (layers, kvHeads, headDim, context, batch, bytesPerValue) =>
   (2 * layers * kvHeads * headDim * context * batch * bytesPerValue) / GB;
 
-export function activationsGb(seq, microBatch, hidden, layers, heads, recompute, bytesScale = 1) {
+// FP32: the 16-bit values double, the dropout masks (2sbh + as²b of 1 byte) do not
+export function activationsGb(seq, microBatch, hidden, layers, heads, recompute, fp32 = false) {
   const sbh = seq * microBatch * hidden;
-  const perLayer = recompute ? 2 * sbh : sbh * (34 + (5 * heads * seq) / hidden);
-  return (perLayer * layers * bytesScale) / GB;
+  const perLayer = recompute
+    ? (fp32 ? 4 : 2) * sbh
+    : sbh * (fp32 ? 66 + (9 * heads * seq) / hidden : 34 + (5 * heads * seq) / hidden);
+  return (perLayer * layers) / GB;
 }
 
 export function inferenceCost(v) {
@@ -75,7 +78,7 @@ export function trainingMemory(v) {
   const gradients = weightsGb(v.params, g) / (stage >= 2 ? n : 1);
   const optimizer = weightsGb(v.params, k) / (stage >= 1 ? n : 1);
   const activations = activationsGb(
-    v.seq, v.micro_batch, v.hidden, v.layers, v.heads, v.checkpointing === "full", mixed === "mixed" ? 1 : 2,
+    v.seq, v.micro_batch, v.hidden, v.layers, v.heads, v.checkpointing === "full", mixed === "fp32",
   );
   return { weights, gradients, optimizer, activations, total: weights + gradients + optimizer + activations };
 }
@@ -119,6 +122,10 @@ export function parseInput(spec, raw, choices = null) {
 // -- numbers as readers read them (formulas.py format_number) ----------------------------
 
 const MONEY = ["元", "美元"];
+// the amounts that round to 1 万 (a whole 元) and to 1 亿 (four significant digits of 万)
+const WAN_FROM = 9999.5;
+const YI_FROM = 99995000;
+const atLeastOne = (x) => (Math.abs(x) < 1 ? Math.sign(x) : x);
 
 function fixed(value, decimals) {
   const n = Math.floor(Math.abs(value) * 10 ** decimals + 0.5);
@@ -147,8 +154,8 @@ export function formatNumber(value, unit = "") {
   let text;
   let suffix = "";
   if (a === 0) text = "0";
-  else if (money && a >= 1e8) [text, suffix] = [significant(value / 1e8, 4), " 亿"];
-  else if (money && a >= 1e4) [text, suffix] = [significant(value / 1e4, 4), " 万"];
+  else if (money && a >= YI_FROM) [text, suffix] = [significant(atLeastOne(value / 1e8), 4), " 亿"];
+  else if (money && a >= WAN_FROM) [text, suffix] = [significant(atLeastOne(value / 1e4), 4), " 万"];
   else if (a >= 100) text = grouped(value);
   else text = significant(value);
   if (!unit) return text + suffix;

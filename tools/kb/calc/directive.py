@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,26 @@ def _table(header: list[str], rows: list[list[str]], widths: list[int], classes:
                 row += nodes.entry("", nodes.paragraph(text=text))
             target += row
     return table
+
+
+URL = re.compile(r"https?://[^\s，。；）]+")
+
+
+def linked_paragraph(text: str, classes: list[str]) -> nodes.paragraph:
+    """A note's text with its sources' addresses as links (the reader follows them;
+    the page requests nothing from them)."""
+    para = nodes.paragraph(classes=classes)
+    at = 0
+    for match in URL.finditer(text):
+        para += nodes.Text(text[at : match.start()])
+        para += nodes.reference(match.group(), match.group(), refuri=match.group())
+        at = match.end()
+    para += nodes.Text(text[at:])
+    return para
+
+
+# GB are 10^9 bytes (formulas.GB); a card's nominal "80 GB" is 80 GiB, about 7 % more
+FITS_FORMULA = "合计（GB，10⁹ 字节）≤ 显卡的标称显存（标称容量实为 GiB，约多 7%，不折算）"
 
 
 def card_label(card: dict) -> str:
@@ -216,9 +237,9 @@ class CalculatorDirective(SphinxDirective):
                 "fitsNone": _("规格表中没有放得下的卡"),
                 "fitsYes": _("放得下"),
                 "fitsNo": _("放不下"),
-                "unknown": _("显存未核实的卡不列出"),
+                "unknown": _("显存没有来源的卡不列出"),
                 "breakEven": _("回本点"),
-                "fitsFormula": _("合计 ≤ 显卡显存"),
+                "fitsFormula": _(FITS_FORMULA),
                 "breakEvenYears": _("回本点（年）"),
                 "years": _("年"),
                 "yearsFormula": _("回本月数 ÷ 12"),
@@ -269,7 +290,7 @@ class CalculatorDirective(SphinxDirective):
             card = next((c for c in cards if c["id"] == values["card"]), None)
             memory = gpus.memory_of(card) if card else None
             verdict = (
-                _("显存未核实")
+                _("显存没有来源")
                 if memory is None
                 else (_("放得下") if result["total"] <= memory else _("放不下"))
             )
@@ -277,7 +298,7 @@ class CalculatorDirective(SphinxDirective):
                 [
                     _("是否放得下：{card}").format(card=choices[values["card"]]),
                     verdict,
-                    _("合计 ≤ 显卡显存"),
+                    _(FITS_FORMULA),
                 ]
             )
         if name == "inference-memory":
@@ -286,13 +307,13 @@ class CalculatorDirective(SphinxDirective):
                 [
                     _("放得下的卡（只计显存容量）"),
                     "、".join(ok) if ok else _("规格表中没有放得下的卡"),
-                    _("合计 ≤ 显卡显存"),
+                    _(FITS_FORMULA),
                 ]
             )
         title = nodes.paragraph(classes=["kb-calc-title"])
         title += nodes.strong(text=_(spec["title"]))
         title += nodes.Text(_("（文章的例子；开启 JavaScript 后可以改输入）"))
-        note = nodes.paragraph(text=_(spec["note"]), classes=["kb-calc-note"])
+        note = linked_paragraph(_(spec["note"]), ["kb-calc-note"])
         return [
             title,
             _table([_("输入"), _("数值")], rows_in, [24, 20], ["kb-calc-static", "kb-calc-static-inputs"]),

@@ -22,13 +22,17 @@ browser) returning a dict of named outputs:
   "Reducing Activation Recomputation in Large Transformer Models"
   (https://arxiv.org/abs/2205.05198, §4.1, eq. 1): sbh(34 + 5as/h) bytes per
   layer with 16-bit activations and no parallelism; with full recomputation only
-  each layer's input, 2sbh bytes, is kept. Both read 2026-12-01 (the activation
+  each layer's input, 2sbh bytes, is kept. In FP32 the 16-bit values take 4
+  bytes but the dropout masks (sbh after attention, as²b after softmax, sbh
+  after the MLP) stay at 1 byte: sbh(66 + 9as/h) per layer, 4sbh recomputed. Both read 2026-12-01 (the activation
   formula as restated in AWS Neuron's documentation, "Activation Memory
   Reduction", and the paper's abstract on huggingface.co/papers/2205.05198).
 - ``inference_memory``: GB of weights and of the KV cache
   (2 × layers × KV heads × head dim × context × batch × bytes).
 
-GB are 10^9 bytes, as the articles count them (7B × 2 bytes = 14GB).
+GB are 10^9 bytes, as the articles count them (7B × 2 bytes = 14GB); a card's
+nominal capacity ("80 GB") is binary, 80 GiB ≈ 85.9 × 10^9 bytes: the fit checks
+compare with the nominal figure and say so (kb.calc.directive.FITS_FORMULA).
 """
 
 from __future__ import annotations
@@ -86,13 +90,17 @@ def kv_cache_gb(
 
 
 def activations_gb(
-    seq: int, micro_batch: int, hidden: int, layers: int, heads: int, recompute: bool, bytes_scale: float = 1
+    seq: int, micro_batch: int, hidden: int, layers: int, heads: int, recompute: bool, fp32: bool = False
 ) -> float:
     """GB of activations kept for the backward pass (Korthikanti et al. 2022, eq. 1;
-    full recomputation keeps 2sbh per layer). ``bytes_scale`` 2 for FP32."""
+    full recomputation keeps 2sbh per layer). In FP32 the 16-bit values double and
+    the dropout masks (2sbh + as²b of 1 byte) do not: sbh(66 + 9as/h), or 4sbh."""
     sbh = seq * micro_batch * hidden
-    per_layer = 2 * sbh if recompute else sbh * (34 + 5 * heads * seq / hidden)
-    return per_layer * layers * bytes_scale / GB
+    if recompute:
+        per_layer = (4 if fp32 else 2) * sbh
+    else:
+        per_layer = sbh * ((66 + 9 * heads * seq / hidden) if fp32 else (34 + 5 * heads * seq / hidden))
+    return per_layer * layers / GB
 
 
 # -- the four calculators ---------------------------------------------------------------
@@ -158,7 +166,7 @@ def training_memory(v: dict[str, Any]) -> dict[str, Any]:
         v["layers"],
         v["heads"],
         v["checkpointing"] == "full",
-        1 if mixed == "mixed" else 2,
+        mixed == "fp32",
     )
     return {
         "weights": weights,
@@ -232,6 +240,15 @@ def compute(name: str, values: dict[str, Any]) -> dict[str, Any]:
 # -- numbers as readers read them ---------------------------------------------------------
 
 MONEY = ("元", "美元")
+# the amounts that round to 1 万 (a whole 元) and to 1 亿 (four significant digits of 万)
+WAN_FROM = 9999.5
+YI_FROM = 99995000
+
+
+def _at_least_one(x: float) -> float:
+    """From the thresholds above the amount rounds to 1 or more of its unit: 0.99995
+    (which floating point may hold as 0.999949…) is 1."""
+    return math.copysign(1, x) if abs(x) < 1 else x
 
 
 def _fixed(value: float, decimals: int) -> str:
@@ -261,18 +278,19 @@ def _grouped(value: float) -> str:
 
 def format_number(value: float | None, unit: str = "") -> str:
     """A number as the page shows it (formulas.js formatNumber does the same):
-    amounts of money from 10,000 in 万 or 亿; from 100 a whole number with
-    thousands separators; below, three significant digits."""
+    amounts of money that round to 10,000 or more in 万 or 亿 (9,999.5 元 is
+    "1 万元", not "10,000 元"); from 100 a whole number with thousands
+    separators; below, three significant digits."""
     if value is None:
         return "—"
     a = abs(value)
     suffix = ""
     if a == 0:
         text = "0"
-    elif unit.startswith(MONEY) and a >= 1e8:
-        text, suffix = _significant(value / 1e8, 4), " 亿"
-    elif unit.startswith(MONEY) and a >= 1e4:
-        text, suffix = _significant(value / 1e4, 4), " 万"
+    elif unit.startswith(MONEY) and a >= YI_FROM:
+        text, suffix = _significant(_at_least_one(value / 1e8), 4), " 亿"
+    elif unit.startswith(MONEY) and a >= WAN_FROM:
+        text, suffix = _significant(_at_least_one(value / 1e4), 4), " 万"
     elif a >= 100:
         text = _grouped(value)
     else:
