@@ -155,11 +155,15 @@ def test_the_book_is_the_guides_in_order_then_glossary_and_errata(tex):
 @pytest.mark.slow
 def test_each_article_is_a_chapter_of_its_guide(tex):
     """A guide's toctree (inside its last subsection) moves to the page's top
-    section: without that the articles were subsections of 要点速览."""
+    section: without that the articles were subsections of 要点速览; and
+    the guide's own headings (适合谁读 …) were chapters beside them."""
     chapters = [re.sub(r"\\([%&#_$])", r"\1", c) for c in re.findall(r"\\chapter\{([^}]*)\}", tex)]
     for page, title in _titles().items():
         if not page.endswith("index.md"):
             assert title in chapters, (page, title)
+    # and only they: a guide's own headings are rubrics in its introduction
+    assert len(chapters) == len([p for p in _titles() if not p.endswith("index.md")]), chapters
+    assert "\\rubric" not in tex and "适合谁读" in tex
 
 
 @pytest.mark.slow

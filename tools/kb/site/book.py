@@ -138,15 +138,32 @@ def calculators_as_tables(doctree: nodes.Node) -> None:
 def toctrees_at_top(doctree: nodes.Node) -> None:
     """A toctree inside a subsection moves to the end of the page's top
     section: LaTeX puts the listed pages where the toctree is, and a guide's
-    articles are its chapters, not subsections of its last heading."""
+    articles are its chapters, not subsections of its last heading; the
+    page's own headings become rubrics."""
     top = doctree.next_node(nodes.section)
     if top is None:
         return
-    for toctree in list(doctree.findall(addnodes.toctree)):
+    toctrees = list(doctree.findall(addnodes.toctree))
+    for toctree in toctrees:
         wrapper = toctree.parent if isinstance(toctree.parent, nodes.compound) else toctree
         if wrapper.parent is not top:
             wrapper.parent.remove(wrapper)
             top += wrapper
+    if toctrees:
+        headings_as_rubrics(top)
+
+
+def headings_as_rubrics(top: nodes.section) -> None:
+    """A guide's own headings (适合谁读, 阅读路径 …) as rubrics: its articles are
+    the chapters, not its introduction's headings (and the contents list the
+    articles under each guide)."""
+    for section in [child for child in top.children if isinstance(child, nodes.section)]:
+        headings_as_rubrics(section)
+        title = section.next_node(nodes.title)
+        rubric = nodes.rubric("", "", *[child.deepcopy() for child in title.children])
+        rubric["ids"], rubric["names"] = list(section["ids"]), list(section["names"])
+        rubric.source, rubric.line = title.source, title.line
+        section.replace_self([rubric, *[child for child in section.children if child is not title]])
 
 
 def tables_break_across_pages(app, doctree: nodes.Node) -> None:
