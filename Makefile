@@ -78,6 +78,7 @@ $(BUILDDIR)/html/index.html: ;
 # A site built when they exist links them from its home page and serves them
 # under downloads/ (conf.py's kb_book_files); make html alone never builds them.
 # make test builds and checks them (tests/test_books.py runs make books).
+# Each is built from scratch: a minute, and never a stale page or image.
 BOOKOPTS    ?= -t book -W -n --keep-going -j auto
 # TeX with xeCJK, the fonts (Latin, Chinese, code, emoji), the diagrams'
 # converter and the checkers (epubcheck runs on Java; pdftotext, pdffonts).
@@ -93,12 +94,12 @@ book-tools: ## make sure the Debian packages the books need are there (TeX, font
 	  else echo "the books need: sudo apt-get install --no-install-recommends $(BOOK_PACKAGES)" >&2; exit 1; fi; }
 
 epub: venv book-tools ## the knowledge base as an epub (_build/epub/51suanli-kb.epub), checked with epubcheck
-	rm -rf $(BUILDDIR)/epub
+	rm -rf $(BUILDDIR)/epub $(BUILDDIR)/doctrees-book/epub
 	$(BIN)/sphinx-build -b epub -c . -d $(BUILDDIR)/doctrees-book/epub $(BOOKOPTS) $(SOURCEDIR) $(BUILDDIR)/epub
 	$(BIN)/python tools/check_books.py epub $(EPUB)
 
 pdf: venv book-tools ## the knowledge base as a PDF (_build/latex/51suanli-kb.pdf, xelatex), its text and fonts checked
-	rm -rf $(BUILDDIR)/latex
+	rm -rf $(BUILDDIR)/latex $(BUILDDIR)/doctrees-book/latex
 	$(BIN)/sphinx-build -b latex -c . -d $(BUILDDIR)/doctrees-book/latex $(BOOKOPTS) $(SOURCEDIR) $(BUILDDIR)/latex
 	$(MAKE) -C $(BUILDDIR)/latex all-pdf LATEXMKOPTS="-silent -halt-on-error"
 	$(BIN)/python tools/check_books.py pdf $(PDF)
