@@ -110,6 +110,12 @@ def test_the_spec_table_shows_sources_dense_figures_and_gaps(build_root):
     assert "989.5 TFLOPS" in table and "稀疏 1,979 的一半" in table
     assert "（数据截至 2022-11；2026-12-01 查阅）" in table and "（未注明日期；2026-12-01 查阅）" in table
     assert 'href="https://archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html"' in table
+    # a figure only a third-party page states: shown, marked, and its source says so
+    assert re.search(r"1,008 GB/s †\[\d+\]", table)
+    assert "† 第三方转述，未能直接读到厂商文件" in table and "所据厂商文件：" in table
+    # a price the register found a source for names it; the column no longer says 无来源 of all
+    assert re.search(r"\$1,600（与 2022 年 10 月上市时的建议零售价 \$1,599 相符） \[\d+\] †\[\d+\]", table)
+    assert "文章中的价格（无来源）" not in table
 
 
 # -- data/gpus.yaml -----------------------------------------------------------------------
@@ -133,7 +139,7 @@ def line_of(data: Path, needle: str) -> int:
 @pytest.mark.parametrize(
     ("old", "new", "code", "at", "says"),
     [
-        ("- id: a100-80gb-pcie", "- id: a100-40gb", "KB082", "- id: a100-40gb\n", "already used"),
+        ("- id: a100-80gb-pcie", "- id: a100-40gb-pcie", "KB082", "- id: a100-40gb-pcie\n", "already used"),
         (
             "{value: 3350, source: hpctech-h100}",
             "{value: 3350, source: nowhere}",
@@ -163,6 +169,13 @@ def line_of(data: Path, needle: str) -> int:
             "accumulate",
         ),
         ("{low: 8, high: 12", "{low: 12, high: 8", "KB082", "low: 12", "swap"),
+        (
+            "confirmed_by: pcgamer-rtx-4090",
+            "confirmed_by: gpu-rental-guide",
+            "KB082",
+            "confirmed_by: gpu-rental-guide",
+            "vendor-copy or secondary",
+        ),
         (
             "memory_gb: {value: 40, source: model-name}",
             "memory_gb: {value: 48, source: model-name}",

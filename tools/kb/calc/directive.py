@@ -29,9 +29,10 @@ a form (inputs in the URL's fragment, so a result can be shared), loaded with
 ``calc.css`` on pages with a calculator only.
 
 ``{gpu-spec-table}`` is the comparison table of ``data/gpus.yaml`` (kb.calc.gpus):
-empty cells say 未核实, prices and rents are marked as the articles' figures,
-and the sources follow with the date they were read. Options are refused
-(KB083).
+empty cells say 未核实, a figure only a third-party page states is marked †,
+prices and rents are marked as the articles' figures (with the source a register
+found for one, if any), and the sources follow with what they are and the date
+they were read. Options are refused (KB083).
 
 Both directives note their data files as dependencies, so a page is read
 again when they change. Nothing is kept in the environment.
@@ -381,6 +382,11 @@ def exact(value: float, unit: str = "") -> str:
 
 
 ACCUMULATE = {"fp32": "FP32 累加", "fp16": "FP16 累加", "unstated": "累加精度未注明"}
+SECONDARY_MARK = "†"
+SOURCE_KINDS = {
+    "vendor-copy": "厂商文件的转载",
+    "secondary": "† 第三方转述，未能直接读到厂商文件",
+}
 
 
 class GpuSpecTableDirective(SphinxDirective):
@@ -399,7 +405,8 @@ class GpuSpecTableDirective(SphinxDirective):
 
         def mark(source_id: str) -> str:
             marks.setdefault(source_id, len(marks) + 1)
-            return f"[{marks[source_id]}]"
+            dagger = SECONDARY_MARK if sources[source_id]["kind"] == gpus.SECONDARY else ""
+            return f"{dagger}[{marks[source_id]}]"
 
         rows = []
         for card in loaded.data["cards"]:
@@ -416,7 +423,12 @@ class GpuSpecTableDirective(SphinxDirective):
                     text += f"（{_(ACCUMULATE[spec['accumulate']])}）"
                 row.append(text)
             prices = [
-                ("$" if p["currency"] == "USD" else "¥") + exact(p["value"]) + " " + mark(p["source"])
+                ("$" if p["currency"] == "USD" else "¥")
+                + exact(p["value"])
+                + (f"（{p['note']}）" if p.get("note") else "")
+                + " "
+                + mark(p["source"])
+                + (" " + mark(p["confirmed_by"]) if p.get("confirmed_by") else "")
                 for p in card.get("prices", [])
             ]
             rents = [
@@ -434,16 +446,20 @@ class GpuSpecTableDirective(SphinxDirective):
             [_("型号"), _("厂商")]
             + [f"{_(label)}（{unit}）" for _f, label, unit in SPEC_COLUMNS]
             + [
-                _("文章中的价格（无来源）"),
+                _("文章中的价格"),
                 _("文章中的租价（无来源）"),
             ]
         )
         table = _table(header, rows, [16, 8, 10, 12, 24, 18, 8, 24, 28], ["kb-gpu-specs"])
         note = nodes.paragraph(
             text=_(
-                "规格只取自厂商文件（官网、数据手册，或合作伙伴、经销商照原样转载的厂商规格表）；"
-                "没有读到厂商文件的数字留空，标为“未核实”，不用第三方规格网站的数字补上。"
-                "算力均为稠密（不计 2:4 稀疏）值。价格与租价是本站文章中的数字，文章没有给出来源。"
+                "规格取自厂商文件（官网、数据手册，或照原样转载的厂商规格表，来源中注明转载者）；"
+                "读不到厂商文件时，用第三方页面（规格库、媒体报道、个人整理的规格页）转述的数字，标 †："
+                "据第三方转述，未能直接读到厂商文件，与本站各文章登记册对同一数字的判定相同；"
+                "两者都没有的留空，标为“未核实”。"
+                "算力均为稠密（不计 2:4 稀疏）值，照来源印出的数字给出、不四舍五入（文章可能写作约数，"
+                "如 H100 SXM 的 989.5 写作 989）。同一型号的 PCIe 版与 SXM 版规格不同，分行列出。"
+                "价格与租价是本站文章中的数字，文章没有给出来源；有来源与之相符的，另列该来源。"
             )
         )
         listing = nodes.enumerated_list(classes=["kb-gpu-sources"])
@@ -460,6 +476,11 @@ class GpuSpecTableDirective(SphinxDirective):
                 item += ref
             else:
                 item += nodes.Text(source["title"])
+            kind = SOURCE_KINDS.get(source["kind"])
+            if kind:
+                item += nodes.Text(f"（{_(kind)}）")
+            if source.get("cites"):
+                item += nodes.Text(_("（所据厂商文件：{cites}）").format(cites=source["cites"]))
             as_of = (
                 _("未注明日期")
                 if source["as_of"] == "undated"

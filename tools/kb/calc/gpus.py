@@ -6,7 +6,9 @@ kb.core.data (KB040–KB043); this module checks what a schema cannot, each as
 
 - card ids are unique, and every ``source`` names an entry of ``sources``;
 - specs come from vendor documents (kinds ``vendor``, ``vendor-copy``,
-  ``model-name``), never from an article; prices and rents from an article;
+  ``model-name``) or from a third-party page that states them (``secondary``,
+  which the table marks), never from an article; prices and rents from an
+  article, and a price's ``confirmed_by`` names a source that is not one;
 - a dense figure derived from a sparse one is half of it; an FP16 figure
   says its accumulate basis; a capacity taken from the model name is in it;
 - a rent's low end is not above its high end.
@@ -27,7 +29,9 @@ from kb.core import data as kb_data
 SCHEMA = "gpus.schema.json"
 CODE = "KB082"
 SPEC_FIELDS = ("memory_gb", "bandwidth_gbs", "fp16_tflops", "int8_tops", "tdp_w")
-SPEC_KINDS = ("vendor", "vendor-copy", "model-name")
+SPEC_KINDS = ("vendor", "vendor-copy", "secondary", "model-name")
+# a figure only a third-party page states: marked in the table
+SECONDARY = "secondary"
 
 
 def _problems_of(card: dict, sources: dict, where) -> list[tuple[list, str]]:
@@ -47,8 +51,8 @@ def _problems_of(card: dict, sources: dict, where) -> list[tuple[list, str]]:
                 (
                     [field, "source"],
                     f"{field} cites {spec['source']!r}, a source of kind {source['kind']!r}: specs must come "
-                    "from the vendor's documents (vendor, vendor-copy, model-name); leave it "
-                    "`{unsourced: true}` if none was read",
+                    "from the vendor's documents (vendor, vendor-copy, model-name) or a third-party page "
+                    "that states them (secondary); leave it `{unsourced: true}` if none was read",
                 )
             )
         if source["kind"] == "model-name" and (
@@ -80,6 +84,19 @@ def _problems_of(card: dict, sources: dict, where) -> list[tuple[list, str]]:
                         "prices and rents are the articles' figures: cite a source of kind `article`",
                     )
                 )
+            confirmed = item.get("confirmed_by")
+            if confirmed is not None and sources.get(confirmed, {}).get("kind") not in (
+                "vendor",
+                "vendor-copy",
+                SECONDARY,
+            ):
+                found.append(
+                    (
+                        [key, i, "confirmed_by"],
+                        f"confirmed_by {confirmed!r} must name a source under `sources` of kind vendor, "
+                        "vendor-copy or secondary",
+                    )
+                )
             if key == "rents" and item["low"] > item["high"]:
                 found.append(
                     ([key, i], f"rent low {item['low']:g} is above high {item['high']:g}; swap them")
@@ -95,7 +112,9 @@ def _read(path: Path, stamp) -> kb_data.Loaded:
     sources = loaded.data["sources"]
     problems: list[kb_data.Problem] = []
     for name, source in sources.items():
-        needs = {"vendor": "url", "vendor-copy": "url", "article": "article"}.get(source["kind"])
+        needs = {"vendor": "url", "vendor-copy": "url", SECONDARY: "url", "article": "article"}.get(
+            source["kind"]
+        )
         if needs and needs not in source:
             problems.append(
                 kb_data.Problem(
