@@ -241,8 +241,12 @@ def _myst_text(markdown: str, node_class) -> str:
     from docutils import nodes
     from docutils.core import publish_doctree
     from myst_parser.parsers.docutils_ import Parser
+    from sphinx.util.tags import Tags
 
-    extensions = runpy.run_path(str(ROOT / "conf.py"))["myst_enable_extensions"]
+    # conf.py as Sphinx runs it: with the build's tags (-t book) in its namespace
+    extensions = runpy.run_path(str(ROOT / "conf.py"), init_globals={"tags": Tags()})[
+        "myst_enable_extensions"
+    ]
     doctree = publish_doctree(
         markdown,
         parser=Parser(),
