@@ -68,7 +68,7 @@ def test_a_missing_paragraph_is_reported_at_its_line(tmp_path):
     assert f"{page}:14: " in problems[0]
 
 
-def test_a_lost_glyph_and_a_font_not_embedded_are_reported():
+def test_a_lost_glyph_a_font_not_embedded_and_a_broken_link_are_reported():
     log = "Overfull \\hbox\nMissing character: There is no ⭐ (U+2B50) in font TeX Gyre Termes/OT:script=latn;!\n"
     assert check_books.lost_glyphs(log) == [
         "Missing character: There is no ⭐ (U+2B50) in font TeX Gyre Termes/OT:script=latn;!"
@@ -82,6 +82,11 @@ def test_a_lost_glyph_and_a_font_not_embedded_are_reported():
     )
     (row,) = check_books.unembedded_fonts(fonts)
     assert row.startswith("Helvetica")
+    # a link to a label the PDF does not have (Sphinx's LaTeX writes none for
+    # an admonition or a rubric: kb.site.book puts a target before them)
+    log = "LaTeX Warning: Hyper reference `glossary:glossary-a' on page 170 undefined on input line 9.\n"
+    assert check_books.broken_links(log + log) == ["glossary:glossary-a"]
+    assert check_books.broken_links("LaTeX Warning: Label(s) may have changed.\n") == []
 
 
 # -- the books ------------------------------------------------------------------------

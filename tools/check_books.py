@@ -9,7 +9,8 @@
   the plain paragraphs of its source (those without Markdown or MyST markup,
   whose text is the same in the book; derived from docs/, never a list kept
   here); every font is embedded (pdffonts); xelatex's log has no "Missing
-  character" (a glyph no font has: a box on the page).
+  character" (a glyph no font has: a box on the page) and no undefined
+  reference (a link that leads nowhere).
 
 "Every article" is every page under a guide's folder (docs/<guide>/*.md,
 the guide's index included). Text is compared without spaces, line breaks,
@@ -157,6 +158,12 @@ def lost_glyphs(log: str) -> list[str]:
     return sorted({line.strip() for line in log.splitlines() if "Missing character" in line})
 
 
+def broken_links(log: str) -> list[str]:
+    """xelatex's undefined references after its last run (a link that leads nowhere)."""
+    warning = re.compile(r"LaTeX Warning: (?:Hyper reference|Reference) `([^']*)'")
+    return sorted(set(warning.findall(log)))
+
+
 def unembedded_fonts(pdffonts: str) -> list[str]:
     """The rows of pdffonts' table whose font is not embedded (column emb)."""
     lines = pdffonts.splitlines()
@@ -210,8 +217,11 @@ def check_pdf(book: Path, docs: Path = DOCS) -> list[str]:
     if not log.is_file():
         problems.append(f"{log}:1: KB124 no xelatex log beside the PDF")
     else:
-        for line in lost_glyphs(log.read_text(encoding="utf-8", errors="replace")):
+        text = log.read_text(encoding="utf-8", errors="replace")
+        for line in lost_glyphs(text):
             problems.append(f"{log}:1: KB124 {line}")
+        for label in broken_links(text):
+            problems.append(f"{log}:1: KB126 a link to {label!r} leads nowhere (no such label in the PDF)")
     for row in unembedded_fonts(_run(["pdffonts", str(book)]).stdout):
         problems.append(f"{book}:1: KB125 font not embedded: {row.split()[0]}")
     # -raw: the order the text was set in (the layout mode reorders some lines)

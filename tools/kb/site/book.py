@@ -166,6 +166,18 @@ def headings_as_rubrics(top: nodes.section) -> None:
         section.replace_self([rubric, *[child for child in section.children if child is not title]])
 
 
+def label_targets(doctree: nodes.Node) -> None:
+    """LaTeX: the ids of an admonition (a 编者注's label) or a rubric (the
+    glossary's letters, a guide's headings) on a target just before it:
+    Sphinx's LaTeX writer writes no label for either, so the links to them
+    (the 勘误 page, the guides' tables, the glossary's letter bar) led nowhere."""
+    for node in list(doctree.findall(lambda n: isinstance(n, (nodes.Admonition, nodes.rubric)))):
+        if node["ids"] and node.parent is not None:
+            target = nodes.target("", "", ids=list(node["ids"]))
+            node["ids"] = []
+            node.parent.insert(node.parent.index(node), target)
+
+
 def tables_break_across_pages(app, doctree: nodes.Node) -> None:
     """LaTeX: every table a longtable, which breaks across pages (a tabulary
     runs off the page's foot)."""
@@ -267,6 +279,12 @@ def on_doctree_resolved_book(app, doctree, docname: str) -> None:
         guide_listings(app, doctree)
 
 
+def on_doctree_resolved_late(app, doctree, docname: str) -> None:
+    """After the other extensions filled in their lists (the glossary's letters)."""
+    if is_book(app) and app.builder.name == "latex":
+        label_targets(doctree)
+
+
 # -- the site's links to the books -----------------------------------------------------
 
 
@@ -359,6 +377,7 @@ def setup(app) -> dict[str, Any]:
     app.connect("builder-inited", on_builder_inited)
     app.connect("doctree-read", on_doctree_read, priority=400)
     app.connect("doctree-resolved", on_doctree_resolved_book, priority=400)
+    app.connect("doctree-resolved", on_doctree_resolved_late, priority=600)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("html-collect-pages", copy_books)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
