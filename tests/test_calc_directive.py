@@ -168,6 +168,20 @@ def line_of(data: Path, needle: str) -> int:
             "362.05",
             "accumulate",
         ),
+        (
+            "accumulate: fp32, accumulate_source: gigagpu-rtx-4090}",
+            "accumulate: fp32}",
+            "KB082",
+            "165.15",
+            "accumulate_source",
+        ),
+        (
+            "accumulate: fp32, accumulate_source: gigagpu-rtx-4090}",
+            "accumulate: fp32, accumulate_source: pcgamer-rtx-4090x}",
+            "KB082",
+            "165.15",
+            "accumulate_source",
+        ),
         ("{low: 8, high: 12", "{low: 12, high: 8", "KB082", "low: 12", "swap"),
         (
             "confirmed_by: pcgamer-rtx-4090",

@@ -384,7 +384,7 @@ def exact(value: float, unit: str = "") -> str:
 ACCUMULATE = {"fp32": "FP32 累加", "fp16": "FP16 累加", "unstated": "累加精度未注明"}
 SECONDARY_MARK = "†"
 SOURCE_KINDS = {
-    "vendor-copy": "厂商文件的转载",
+    "vendor-copy": "经销商等转载的厂商数字",
     "secondary": "† 第三方转述，未能直接读到厂商文件",
 }
 
@@ -420,7 +420,8 @@ class GpuSpecTableDirective(SphinxDirective):
                 if "from_sparse" in spec:
                     text += _("（稀疏 {v} 的一半）").format(v=exact(spec["from_sparse"]))
                 if "accumulate" in spec:
-                    text += f"（{_(ACCUMULATE[spec['accumulate']])}）"
+                    basis = f" {mark(spec['accumulate_source'])}" if "accumulate_source" in spec else ""
+                    text += f"（{_(ACCUMULATE[spec['accumulate']])}{basis}）"
                 row.append(text)
             prices = [
                 ("$" if p["currency"] == "USD" else "¥")
@@ -453,7 +454,7 @@ class GpuSpecTableDirective(SphinxDirective):
         table = _table(header, rows, [16, 8, 10, 12, 24, 18, 8, 24, 28], ["kb-gpu-specs"])
         note = nodes.paragraph(
             text=_(
-                "规格取自厂商文件（官网、数据手册，或照原样转载的厂商规格表，来源中注明转载者）；"
+                "规格取自厂商文件（官网、数据手册），或经销商、合作伙伴转载的厂商数字（来源中注明转载者）；"
                 "读不到厂商文件时，用第三方页面（规格库、媒体报道、个人整理的规格页）转述的数字，标 †："
                 "据第三方转述，未能直接读到厂商文件，与本站各文章登记册对同一数字的判定相同；"
                 "两者都没有的留空，标为“未核实”。"

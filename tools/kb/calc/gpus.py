@@ -10,7 +10,9 @@ kb.core.data (KB040–KB043); this module checks what a schema cannot, each as
   which the table marks), never from an article; prices and rents from an
   article, and a price's ``confirmed_by`` names a source that is not one;
 - a dense figure derived from a sparse one is half of it; an FP16 figure
-  says its accumulate basis; a capacity taken from the model name is in it;
+  says its accumulate basis, and an ``fp32`` or ``fp16`` basis names the source
+  that states it (``accumulate_source``); a capacity taken from the model name
+  is in it;
 - a rent's low end is not above its high end.
 
 Cards with a problem are left out (the others are used), so ``-W`` fails the
@@ -70,6 +72,31 @@ def _problems_of(card: dict, sources: dict, where) -> list[tuple[list, str]]:
             )
         if field == "fp16_tflops" and "accumulate" not in spec:
             found.append(([field], "say the accumulate basis: `accumulate: fp32`, `fp16` or `unstated`"))
+        if spec.get("accumulate") in ("fp32", "fp16"):
+            basis = spec.get("accumulate_source")
+            if basis is None:
+                found.append(
+                    (
+                        [field, "accumulate"],
+                        f"accumulate {spec['accumulate']} needs `accumulate_source`: the source that says so "
+                        "(or write `accumulate: unstated`)",
+                    )
+                )
+            elif sources.get(basis, {}).get("kind") not in SPEC_KINDS:
+                found.append(
+                    (
+                        [field, "accumulate_source"],
+                        f"accumulate_source {basis!r} must name a source under `sources` of kind vendor, "
+                        "vendor-copy or secondary",
+                    )
+                )
+        elif "accumulate_source" in spec:
+            found.append(
+                (
+                    [field, "accumulate_source"],
+                    "accumulate_source goes with `accumulate: fp32` or `fp16` only",
+                )
+            )
     for key in ("prices", "rents"):
         for i, item in enumerate(card.get(key, [])):
             source = sources.get(item["source"])
