@@ -14,9 +14,10 @@ In a page::
     ```
 
 ``{calculator} NAME`` (one of ``kb.calc.formulas.CALCULATORS``) shows that
-calculator with the article's example as its defaults (``specs.json``); an
-option named after an input sets that input instead, checked like a reader's
-input. An unknown name is KB080, an unknown option or a bad value KB081, both
+calculator with its defaults (``specs.json``: the article's example, an
+editor-corrected one or a paper's, which its ``defaults`` and ``reset`` words
+say, and its note explains); an option named after an input sets that input
+instead, checked like a reader's input. An unknown name is KB080, an unknown option or a bad value KB081, both
 at the directive's line, and the directive is left out.
 
 Every builder gets a static table of the example, computed at build time by
@@ -229,7 +230,7 @@ class CalculatorDirective(SphinxDirective):
                 "formula": _("公式"),
                 "fix": _("请先更正标出的输入，结果才会更新。"),
                 "share": _("本结果的链接（含以上输入）"),
-                "reset": _("恢复文章的例子"),
+                "reset": _(spec["reset"]),
                 "never": _("按这些输入，自建不会比租赁便宜"),
                 "own": _("自建累计"),
                 "rent": _("租赁累计"),
@@ -313,7 +314,8 @@ class CalculatorDirective(SphinxDirective):
             )
         title = nodes.paragraph(classes=["kb-calc-title"])
         title += nodes.strong(text=_(spec["title"]))
-        title += nodes.Text(_("（文章的例子；开启 JavaScript 后可以改输入）"))
+        defaults = _("本页设定的输入，其余见下方说明") if self.options else _(spec["defaults"])
+        title += nodes.Text(_("（{defaults}；开启 JavaScript 后可以改输入）").format(defaults=defaults))
         note = linked_paragraph(_(spec["note"]), ["kb-calc-note"])
         return [
             title,
