@@ -250,6 +250,16 @@ def test_a_bad_gpus_yaml_fails_the_build_at_its_line(build_root, tmp_path):
     )
 
 
+def test_a_card_of_two_chips_fits_what_one_chip_holds():
+    from kb.calc.directive import card_label, fits
+
+    cards = gpus.cards(ROOT / "data")
+    mlu = next(c for c in cards if c["id"] == "mlu370-x8")
+    assert gpus.chips_of(mlu) == 2 and "2 颗芯片各 24 GB" in card_label(mlu)
+    assert mlu["model"] in fits(cards, 24) and mlu["model"] not in fits(cards, 30)
+    assert "L40S" in fits(cards, 30)
+
+
 def test_every_calculator_default_card_exists():
     ids = {c["id"] for c in gpus.cards(ROOT / "data")}
     for spec in formulas.specs().values():

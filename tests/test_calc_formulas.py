@@ -44,6 +44,11 @@ def test_what_a_reader_types_is_a_number_in_range_or_a_message(low, high, intege
     assert formulas.parse_input(spec, raw) == (value, message)
 
 
+@pytest.mark.parametrize(("memory", "chips", "total", "verdict"), CASES["fit"])
+def test_a_total_fits_one_chips_memory(memory, chips, total, verdict):
+    assert formulas.fit(memory, chips, total) == verdict
+
+
 def test_every_calculator_has_cases_and_every_output_is_checked():
     specs = formulas.specs()
     assert set(specs) == set(formulas.CALCULATORS)
@@ -74,7 +79,7 @@ def test_the_browser_port_passes_the_same_cases():
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     passed = int(re.search(r"^# pass (\d+)", proc.stdout, re.M).group(1))
-    assert passed >= len(CASES["compute"]) + len(CASES["format"]) + len(CASES["parse"])
+    assert passed >= len(CASES["compute"]) + len(CASES["format"]) + len(CASES["parse"]) + len(CASES["fit"])
 
 
 # The calculators start from the articles' corrected figures: each pair is a

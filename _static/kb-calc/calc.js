@@ -8,7 +8,7 @@
 //   results say what to fix: never NaN or Infinity.
 // - Labels, units and messages come from the page (the build's translations).
 
-import { CALCULATORS, HORIZON_MONTHS, formatNumber, parseInput } from "./formulas.js";
+import { CALCULATORS, HORIZON_MONTHS, fit, formatNumber, parseInput } from "./formulas.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -96,7 +96,7 @@ addEventListener("resize", () => document.querySelectorAll(".kb-calc-scroll").fo
 function fitsList(config, total) {
   const t = config.text;
   const known = config.cards.filter((c) => c.memory_gb !== null);
-  const ok = known.filter((c) => c.memory_gb >= total).map((c) => c.model);
+  const ok = known.filter((c) => fit(c.memory_gb, c.chips, total) === "yes").map((c) => c.model);
   return ok.length ? ok.join("、") : t.fitsNone;
 }
 
@@ -169,7 +169,7 @@ function mount(root, index) {
     }
     if (config.name === "training-memory") {
       const card = config.cards.find((c) => c.id === values.card);
-      const verdict = card.memory_gb === null ? t.unknown : result.total <= card.memory_gb ? t.fitsYes : t.fitsNo;
+      const verdict = { null: t.unknown, yes: t.fitsYes, no: t.fitsNo }[fit(card.memory_gb, card.chips, result.total)];
       rows.push(el("tr", { class: "kb-calc-verdict" }, el("th", { scope: "row" }, fields.card.spec.choices[values.card]), el("td", { class: "kb-calc-value" }, verdict), el("td", { class: "kb-calc-formula" }, t.fitsFormula)));
     }
     if (config.name === "inference-memory") {

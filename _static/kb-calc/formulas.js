@@ -92,6 +92,12 @@ export function inferenceMemory(v) {
   return { weights, kv_cache: kv, total: weights + kv };
 }
 
+// formulas.py fit: one chip's memory (a card of several chips is as many devices)
+export function fit(memoryGb, chips, totalGb) {
+  if (memoryGb === null) return null;
+  return totalGb <= memoryGb / chips ? "yes" : "no";
+}
+
 export const CALCULATORS = {
   "inference-cost": inferenceCost,
   "rent-vs-buy": rentVsBuy,

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { CALCULATORS, formatNumber, parseInput } from "../../_static/kb-calc/formulas.js";
+import { CALCULATORS, fit, formatNumber, parseInput } from "../../_static/kb-calc/formulas.js";
 
 const root = new URL("../../", import.meta.url);
 const CASES = JSON.parse(readFileSync(new URL("tests/calc_cases.yaml", root), "utf8"));
@@ -31,6 +31,10 @@ for (const [value, unit, shown] of CASES.format) {
 
 for (const [min, max, integer, raw, value, message] of CASES.parse) {
   test(`parse: ${JSON.stringify(raw)}`, () => assert.deepEqual(parseInput({ min, max, integer }, raw), [value, message]));
+}
+
+for (const [memory, chips, total, verdict] of CASES.fit) {
+  test(`fit: ${total} GB on ${memory} GB / ${chips}`, () => assert.equal(fit(memory, chips, total), verdict));
 }
 
 test("the curves start at the one-off cost and at zero", () => {

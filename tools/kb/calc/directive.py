@@ -125,16 +125,34 @@ def linked_paragraph(text: str, classes: list[str]) -> nodes.paragraph:
 
 
 # GB are 10^9 bytes (formulas.GB); a card's nominal "80 GB" is 80 GiB, about 7 % more
-FITS_FORMULA = "合计（GB，10⁹ 字节）≤ 显卡的标称显存（标称容量实为 GiB，约多 7%，不折算）"
+FITS_FORMULA = (
+    "合计（GB，10⁹ 字节）≤ 显卡的标称显存（标称容量实为 GiB，约多 7%，不折算；"
+    "多芯片的卡按一颗芯片的显存比较，如 MLU370-X8 为 48 GB ÷ 2）"
+)
 
 
 def card_label(card: dict) -> str:
     memory = gpus.memory_of(card)
-    return card["model"] if memory is None else f"{card['model']}（{formulas.format_number(memory, 'GB')}）"
+    if memory is None:
+        return card["model"]
+    chips = gpus.chips_of(card)
+    if chips > 1:
+        return _("{model}（{memory}，{chips} 颗芯片各 {each}）").format(
+            model=card["model"],
+            memory=formulas.format_number(memory, "GB"),
+            chips=chips,
+            each=formulas.format_number(memory / chips, "GB"),
+        )
+    return f"{card['model']}（{formulas.format_number(memory, 'GB')}）"
 
 
 def fits(cards: list[dict], total_gb: float) -> list[str]:
-    return [card["model"] for card in cards if (gpus.memory_of(card) or 0) >= total_gb]
+    """The cards a total fits on (one chip's memory for a card of several)."""
+    return [
+        card["model"]
+        for card in cards
+        if formulas.fit(gpus.memory_of(card), gpus.chips_of(card), total_gb) == "yes"
+    ]
 
 
 class CalculatorDirective(SphinxDirective):
@@ -221,7 +239,15 @@ class CalculatorDirective(SphinxDirective):
                 for o in spec["outputs"]
             ],
             "values": values,
-            "cards": [{"id": c["id"], "model": c["model"], "memory_gb": gpus.memory_of(c)} for c in cards],
+            "cards": [
+                {
+                    "id": c["id"],
+                    "model": c["model"],
+                    "memory_gb": gpus.memory_of(c),
+                    "chips": gpus.chips_of(c),
+                }
+                for c in cards
+            ],
             "text": {
                 "inputs": _("输入"),
                 "results": _("结果"),
@@ -291,11 +317,9 @@ class CalculatorDirective(SphinxDirective):
         if name == "training-memory":
             card = next((c for c in cards if c["id"] == values["card"]), None)
             memory = gpus.memory_of(card) if card else None
-            verdict = (
-                _("显存没有来源")
-                if memory is None
-                else (_("放得下") if result["total"] <= memory else _("放不下"))
-            )
+            verdict = {None: _("显存没有来源"), "yes": _("放得下"), "no": _("放不下")}[
+                formulas.fit(memory, gpus.chips_of(card) if card else 1, result["total"])
+            ]
             rows_out.append(
                 [
                     _("是否放得下：{card}").format(card=choices[values["card"]]),
@@ -421,6 +445,13 @@ class GpuSpecTableDirective(SphinxDirective):
                 text = f"{exact(spec['value'], unit)} {mark(spec['source'])}"
                 if "from_sparse" in spec:
                     text += _("（稀疏 {v} 的一半）").format(v=exact(spec["from_sparse"]))
+                if field == "memory_gb" and "chips" in card:
+                    chips = card["chips"]
+                    text += _("（{n} 颗芯片各 {each} {mark}）").format(
+                        n=chips["value"],
+                        each=exact(spec["value"] / chips["value"], unit),
+                        mark=mark(chips["source"]),
+                    )
                 if "accumulate" in spec:
                     basis = f" {mark(spec['accumulate_source'])}" if "accumulate_source" in spec else ""
                     text += f"（{_(ACCUMULATE[spec['accumulate']])}{basis}）"

@@ -189,6 +189,16 @@ def inference_memory(v: dict[str, Any]) -> dict[str, Any]:
     return {"weights": weights, "kv_cache": kv, "total": weights + kv}
 
 
+def fit(memory_gb: float | None, chips: int, total_gb: float) -> str | None:
+    """Whether total_gb fits one device of a card: "yes", "no", or None when the
+    card's memory has no source. A card of several chips (the MLU370-X8: two
+    chips, 24 GB each) is as many devices, each with its share of the memory, so
+    the total is compared with one chip's memory, not the card's."""
+    if memory_gb is None:
+        return None
+    return "yes" if total_gb <= memory_gb / chips else "no"
+
+
 CALCULATORS = {
     "inference-cost": inference_cost,
     "rent-vs-buy": rent_vs_buy,

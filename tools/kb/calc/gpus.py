@@ -12,7 +12,7 @@ kb.core.data (KB040–KB043); this module checks what a schema cannot, each as
 - a dense figure derived from a sparse one is half of it; an FP16 figure
   says its accumulate basis, and an ``fp32`` or ``fp16`` basis names the source
   that states it (``accumulate_source``); a capacity taken from the model name
-  is in it;
+  is in it; a card of several chips (``chips``) names the source that says so;
 - a rent's low end is not above its high end.
 
 Cards with a problem are left out (the others are used), so ``-W`` fails the
@@ -97,6 +97,15 @@ def _problems_of(card: dict, sources: dict, where) -> list[tuple[list, str]]:
                     "accumulate_source goes with `accumulate: fp32` or `fp16` only",
                 )
             )
+    chips = card.get("chips")
+    if chips is not None and sources.get(chips["source"], {}).get("kind") not in SPEC_KINDS:
+        found.append(
+            (
+                ["chips", "source"],
+                f"chips cites {chips['source']!r}: name a source under `sources` of kind vendor, "
+                "vendor-copy or secondary",
+            )
+        )
     for key in ("prices", "rents"):
         for i, item in enumerate(card.get(key, [])):
             source = sources.get(item["source"])
@@ -190,3 +199,8 @@ def cards(data_dir: Path) -> list[dict[str, Any]]:
 
 def memory_of(card: dict) -> float | None:
     return card["memory_gb"].get("value")
+
+
+def chips_of(card: dict) -> int:
+    """How many chips (devices) share the card's memory: 1 unless `chips` says so."""
+    return int(card.get("chips", {}).get("value", 1))
