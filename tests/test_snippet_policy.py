@@ -43,18 +43,14 @@ SKIP_REASONS = {
     "需要安装 albumentations",
     ORIGINAL,
 }
-DIRECTIVES = {
-    "toctree",
-    "mermaid",
-    "kb-article-list",
-    "kb-guide-articles",
-    "kb-guides",
-    "kb-editor-notes",
-    "kb-glossary",
-    "kb-tag-list",
-    "kb-related",
-    "calculator",  # kb.calc.directive: {calculator} NAME
-    "gpu-spec-table",
+# Fences that are directives, not code: Sphinx's and mermaid's, and every
+# directive the kb package registers (read from its source, so that a new
+# directive is known here the day it is added).
+KB_PACKAGE = Path(__file__).resolve().parent.parent / "tools" / "kb"
+DIRECTIVES = {"toctree", "mermaid"} | {
+    name
+    for source in KB_PACKAGE.rglob("*.py")
+    for name in re.findall(r'add_directive\(\s*"([a-z][a-z0-9-]*)"', source.read_text(encoding="utf-8"))
 }
 _SKIP = re.compile(r"^%\s*skip:\s*next(?:\s+(?P<reason>.*))?$")
 
