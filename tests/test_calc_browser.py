@@ -11,6 +11,7 @@ from __future__ import annotations
 import urllib.parse
 from pathlib import Path
 
+import axe_check
 import pytest
 from kb.calc import formulas
 from playwright.sync_api import expect
@@ -19,7 +20,6 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "test-results" / "screenshots"
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
 PAGES = {
     "inference-cost": "inference/inference-cost-breakdown.html",
@@ -212,16 +212,7 @@ def test_axe_finds_nothing_serious_in_the_calculators(page, server, path):
     page.goto(f"{server}/{path}")
     page.wait_for_load_state("networkidle")
     expect(page.locator(".kb-calc-ready").first).to_be_visible()
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate(
-        "async () => await axe.run({include: [['.kb-calc']]}, {runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', "
-        "'wcag21aa'], resultTypes: ['violations']})"
-    )
-    bad = [
-        f"{v['id']} ({v['impact']}): {v['help']}"
-        for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
+    bad = axe_check.check(page, ".kb-calc")
     assert bad == [], bad
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import axe_check
 import pytest
 from ext_helpers import build_root  # noqa: F401 (fixture)
 from playwright.sync_api import expect
@@ -55,7 +56,6 @@ def test_every_name_of_an_entry_links_to_its_anchor_with_the_definition(build_ro
 # -- on the built site, in chromium ---------------------------------------------------------
 
 SHOTS = Path(__file__).resolve().parent.parent / "test-results" / "reading"
-AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 375, "height": 740}
 ARTICLE = "training/llm-training-10-tips.html"
@@ -92,9 +92,6 @@ def reveal_back_to_top(pg):
     return button
 
 
-AXE_OPTIONS = "{resultTypes: ['violations'], runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}}"
-
-
 @pytest.mark.browser
 def test_every_page_passes_axe_in_both_colour_schemes(browser, server, site):
     """WCAG 2.1 AA (axe), serious and critical findings, on every page of the
@@ -109,16 +106,9 @@ def test_every_page_passes_axe_in_both_colour_schemes(browser, server, site):
     for name in site_pages(site):
         for pg in tabs.values():
             open_page(pg, f"{server}/{name}", "load")
-            pg.add_script_tag(path=str(AXE))
-            pg.evaluate(f"() => {{ window.kbAxe = axe.run(document, {AXE_OPTIONS}); }}")
+            axe_check.start(pg)
         for scheme, pg in tabs.items():
-            result = pg.evaluate("() => window.kbAxe")
-            bad = [
-                f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}"
-                for v in result["violations"]
-                if v["impact"] in ("serious", "critical")
-            ]
-            if bad:
+            if bad := axe_check.serious(pg):
                 found[f"{name} ({scheme})"] = bad
     for pg in tabs.values():
         pg.context.close()
