@@ -16,26 +16,18 @@ import shutil
 from pathlib import Path
 
 from sphinx.cmd.build import build_main
+from test_data_errors import ARTICLE as BASE_ARTICLE
 from test_data_errors import INDEX, tiny_project
 
 ARTICLE_TEXT = "让小显存也能用大 batch"
 NOTE_VERDICT = "原文把累积步数说反了。"
 
-ARTICLE = """\
----
-title: 梯度累积
-guide: training
-tags: [memory]
-summary: 用小显存模拟大 batch。
-author: 张三
----
-
-# 梯度累积
-
-(x-intro)=
-## 引言
-
-{term}`梯度累积`让小显存也能用大 batch。
+# the data-error tests' article, with an author and what a page holds besides text
+ARTICLE = (
+    BASE_ARTICLE.replace(
+        "summary: 用小显存模拟大 batch。\n", "summary: 用小显存模拟大 batch。\nauthor: 张三\n", 1
+    )
+    + """\
 
 ::::{editor-note}
 :label: note-x-steps
@@ -65,6 +57,7 @@ graph LR
   A[小批次] --> B[累积梯度]
 ```
 """
+)
 
 ARTICLES = """\
 ---
