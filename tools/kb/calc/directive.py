@@ -53,7 +53,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from kb.calc import formulas, gpus
-from kb.core.i18n import _
+from kb.core.i18n import N_, _
 
 logger = logging.getLogger(__name__)
 
@@ -393,11 +393,11 @@ def depart_passthrough(self, node) -> None:
 # -- the comparison table --------------------------------------------------------------
 
 SPEC_COLUMNS = (
-    ("memory_gb", "显存", "GB"),
-    ("bandwidth_gbs", "显存带宽", "GB/s"),
-    ("fp16_tflops", "FP16/BF16 稠密算力", "TFLOPS"),
-    ("int8_tops", "INT8 稠密算力", "TOPS"),
-    ("tdp_w", "最大功耗", "W"),
+    ("memory_gb", N_("显存"), "GB"),
+    ("bandwidth_gbs", N_("显存带宽"), "GB/s"),
+    ("fp16_tflops", N_("FP16/BF16 稠密算力"), "TFLOPS"),
+    ("int8_tops", N_("INT8 稠密算力"), "TOPS"),
+    ("tdp_w", N_("最大功耗"), "W"),
 )
 
 
@@ -407,11 +407,11 @@ def exact(value: float, unit: str = "") -> str:
     return f"{text} {unit}".strip()
 
 
-ACCUMULATE = {"fp32": "FP32 累加", "fp16": "FP16 累加", "unstated": "累加精度未注明"}
+ACCUMULATE = {"fp32": N_("FP32 累加"), "fp16": N_("FP16 累加"), "unstated": N_("累加精度未注明")}
 SECONDARY_MARK = "†"
 SOURCE_KINDS = {
-    "vendor-copy": "经销商等转载的厂商数字",
-    "secondary": "† 第三方转述，未能直接读到厂商文件",
+    "vendor-copy": N_("经销商等转载的厂商数字"),
+    "secondary": N_("† 第三方转述，未能直接读到厂商文件"),
 }
 
 

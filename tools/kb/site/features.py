@@ -115,10 +115,10 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         return
     minutes = reading_minutes(section.astext())
     line = nodes.paragraph(classes=["kb-page-meta"])
-    line += nodes.Text(f"阅读时间约 {minutes} 分钟")
+    line += nodes.Text(_("阅读时间约 {minutes} 分钟").format(minutes=minutes))
     date = last_commit(app, docname)
     if date:
-        line += nodes.Text(f" · 最后更新：{date}")
+        line += nodes.Text(" · " + _("最后更新：{date}").format(date=date))
     title = section.next_node(nodes.title)
     title.parent.insert(title.parent.index(title) + 1, line)
 
