@@ -214,8 +214,12 @@ def _page_url(app, doc: str) -> str:
     return urljoin(app.config.html_baseurl, app.builder.get_target_uri(doc))
 
 
-def on_doctree_resolved(app, doctree, docname: str) -> None:
-    if not is_website(app.builder) or docname not in documents(app.env, "pages"):
+def on_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """An article's Markdown, from the page as the reader gets it (every
+    doctree-resolved handler has run). Written while the page is written, so
+    under -j in the worker processes, not in the main one."""
+    docname = pagename
+    if doctree is None or not is_website(app.builder) or docname not in documents(app.env, "pages"):
         return
     path = _cache(app) / f"{docname}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -292,7 +296,6 @@ def on_build_finished(app, exception) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.pages.listings")
-    # after the other handlers: the page as the reader gets it
-    app.connect("doctree-resolved", on_doctree_resolved, priority=900)
+    app.connect("html-page-context", on_page_context)
     app.connect("build-finished", on_build_finished)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
