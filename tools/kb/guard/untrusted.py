@@ -122,10 +122,17 @@ def is_standard_include(argument: str) -> bool:
     return argument.startswith("<") and argument.endswith(">")
 
 
-def _refuse_file(location, what: str, target: str, problem: str) -> None:
+# The refusals of a file a page uses: where it is (KB011), what it is (KB018).
+_REFUSALS = {
+    "KB011": "pages may only use files inside docs/ or _static/ of this repository "
+    "(symlinks are resolved); copy the file there",
+    "KB018": "publish it in another format (a text file, PNG, PDF …) or show it in the page",
+}
+
+
+def _refuse(code: str, location, what: str, target: str, problem: str) -> None:
     logger.warning(
-        "KB011 %s %r %s: pages may only use files inside docs/ or _static/ of "
-        "this repository (symlinks are resolved); copy the file there",
+        f"{code} %s %r %s: {_REFUSALS[code]}",
         what,
         target,
         problem,
@@ -133,6 +140,10 @@ def _refuse_file(location, what: str, target: str, problem: str) -> None:
         type="kb",
         subtype="untrusted",
     )
+
+
+def _refuse_file(location, what: str, target: str, problem: str) -> None:
+    _refuse("KB011", location, what, target, problem)
 
 
 # -- directives that read files: check before reading ---------------------------
@@ -480,15 +491,7 @@ def _type_problem(target: str, allowed: frozenset) -> str | None:
 
 
 def _refuse_type(location, what: str, target: str, problem: str) -> None:
-    logger.warning(
-        "KB018 %s %r %s: publish it in another format (a text file, PNG, PDF …) or show it in the page",
-        what,
-        target,
-        problem,
-        location=location,
-        type="kb",
-        subtype="untrusted",
-    )
+    _refuse("KB018", location, what, target, problem)
 
 
 def _drop_image(node: nodes.image) -> None:
