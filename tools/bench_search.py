@@ -45,6 +45,7 @@ import urllib.parse
 from collections import defaultdict
 from pathlib import Path
 
+import bench_build
 import yaml
 from local_site import gzip_size, launch, serve, served_file
 from synth_kb import make_kb
@@ -53,27 +54,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def build(confdir: Path, out: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sphinx",
-            "-b",
-            "html",
-            "-c",
-            str(confdir),
-            "-j",
-            "auto",
-            "-q",
-            "-W",
-            "-n",
-            "--keep-going",
-            str(confdir / "docs"),
-            str(out),
-        ],
-        check=True,
-        cwd=confdir,
-    )
+    """The site as make html builds it (bench_build's build, warnings fatal)."""
+    bench_build.build(confdir, confdir / "docs", out, strict=True)
 
 
 def dir_size(path: Path) -> tuple[int, int]:
