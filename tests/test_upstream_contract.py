@@ -18,7 +18,7 @@ pytest_plugins = ("sphinx.testing.fixtures",)
 
 def test_a_builder_without_search_writes_no_sphinx_index(build_root):
     """kb.search.index turns Sphinx's search off with the builder's ``search``
-    attribute (as Sphinx's epub and htmlhelp builders do; not in the builder
+    attribute (as Sphinx's epub builder and sphinxcontrib's htmlhelp builder do; not in the builder
     API reference), so that Pagefind's index is the only one. If this fails,
     find Sphinx's new switch and use it there."""
     assert StandaloneHTMLBuilder.search is True

@@ -67,7 +67,7 @@ FRONT_MATTER_DEPTH = 8
 SCHEMAS = Path(__file__).resolve().parents[3] / "data" / "schemas"
 
 
-# libyaml's parser (PyYAML's documented CSafeLoader, in every PyYAML wheel)
+# libyaml's parser (PyYAML's C loader, yaml.CSafeLoader; libyaml is built into its wheels)
 # reads a data file about 15 times faster than the pure-Python one; every
 # build reads the claims registers and every page's front matter.
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -111,8 +111,8 @@ def _scan_events(text: str, first_line: int, max_depth: int) -> None:
     try:
         _check_events(yaml.parse(text, Loader=_Loader), first_line, max_depth)
     except yaml.MarkedYAMLError as exc:
-        # libyaml's scanner counts flow brackets ahead of the events, with a
-        # limit of its own: the same refusal, for the same reason
+        # libyaml's scanner counts nesting ahead of the events, with a limit
+        # of its own (1,000 levels): the same refusal, for the same reason
         if "nesting depth" not in str(exc.problem):
             raise
         raise YamlProblem(

@@ -87,7 +87,7 @@ def on_builder_inited(app) -> None:
     if not is_website(app.builder):  # epub, singlehtml …: no search page, no index
         return
     # Pagefind replaces Sphinx's index: the attribute Sphinx's own builders
-    # without search (epub, htmlhelp) set to False. (Not in Sphinx's builder
+    # without search set to False (epub; sphinxcontrib's htmlhelp, qthelp, applehelp). (Not in Sphinx's builder
     # API reference; tests/test_upstream_contract.py fails if it goes.)
     app.builder.search = False
 

@@ -21,14 +21,15 @@ neither changes the output:
   ``write_documents`` (documented as the method to override) turning its
   ``parallel_ok`` off first; more pages are written in parallel as usual
   (a title shown in 100 相关文章 lists). A worker's exception can go
-  unreported in Sphinx 9's ParallelTasks.add_task (it terminates the other
-  workers and carries on), so a few pages are also safer written here.
+  unreported in Sphinx 9 (see KB058 below), so a few pages are also safer
+  written here.
   tests/test_build_modes.py compares -j 1 and -j 2 output;
   tests/test_ext_build_speed.py checks which process reads and writes.
-- **Pages a worker process failed to read or write.** Sphinx 9's
-  ``ParallelTasks.add_task`` catches the error a finished worker reports
-  and only terminates the workers still running, and the build goes on:
-  their pages are neither read nor written, without a word. So every page
+- **Pages a worker process failed to read or write.** When Sphinx 9 notices
+  a worker's failure while ``ParallelTasks.add_task`` is still queuing
+  chunks, it catches the error, terminates the workers already started and
+  goes on (a failure first noticed in ``join`` stops the build): those
+  workers' pages are neither read nor written, without a word. So every page
   handed to be read must have been read (recorded at ``doctree-read``, in
   the kb domain, which Sphinx merges from the workers), and every page
   handed to ``write_documents`` must have been written in this build;

@@ -35,8 +35,9 @@ served as images: pages load no mermaid script.
   files).
 
 sphinxcontrib-mermaid's own setup would write an inline ``<script
-type="module">`` into pages, and load mermaid; it is not set up as an
-extension: this one registers its directive and node classes, and the config
+type="module">`` into pages, and load mermaid (an option to move that script
+into a file, for CSP, was asked in mgaitan/sphinxcontrib-mermaid#222 and not
+merged); it is not set up as an extension: this one registers its directive and node classes, and the config
 values of its README that this site honours (MERMAID_CONFIG, same names and
 defaults). What this relies on in it: the ``mermaid`` node class with the
 diagram text in ``node["code"]`` (and ``"alt"``), the ``Mermaid`` directive
