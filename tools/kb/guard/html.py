@@ -36,6 +36,8 @@ ignore there; that one ``meta`` is the only ``http-equiv`` allowed.
 from __future__ import annotations
 
 import bisect
+import hashlib
+import json
 import multiprocessing
 import os
 import re
@@ -49,6 +51,7 @@ from xml.parsers import expat
 from sphinx.util import logging
 
 from kb.core.builders import serves_pages
+from kb.guard import untrusted
 from kb.guard.untrusted import is_remote, shown, url_scheme
 
 logger = logging.getLogger(__name__)
@@ -501,13 +504,48 @@ def check_files(files: list[tuple[Path, bool]]) -> list[list[tuple[int, str]]]:
         return list(pool.map(_check, files, chunksize=16))
 
 
+# The copied files (assets) that passed, by content: every build checks every
+# asset again (a copied file keeps its source's time, so there is no telling
+# which ones this build copied), and one that passed under the same rules
+# passes again. Kept beside the doctrees, never in the published folder.
+PASSED = "kb-guard-passed.json"
+
+
+def _rules() -> str:
+    """What a check's outcome depends on besides the file: this code."""
+    digest = hashlib.sha256()
+    for module in (__file__, untrusted.__file__):
+        digest.update(Path(module).read_bytes())
+    return digest.hexdigest()
+
+
+def _content(path: Path) -> str:
+    return hashlib.sha256(path.suffix.lower().encode() + b"\0" + path.read_bytes()).hexdigest()
+
+
 def on_build_finished(app, exception) -> None:
     # pages a browser opens; an epub's pages are read by a book reader, not
     # served with the site's headers
     if exception is not None or not serves_pages(app.builder):
         return
-    files = sorted(written_files(Path(app.outdir), _build_start["time"]))
-    for (path, _page), found in zip(files, check_files(files)):
+    record = Path(app.doctreedir) / PASSED
+    rules = _rules()
+    try:
+        known = json.loads(record.read_text(encoding="utf-8"))
+        passed = set(known["passed"]) if known.get("rules") == rules else set()
+    except (OSError, ValueError, KeyError, TypeError):
+        passed = set()
+    files, digests = [], {}
+    for path, page in sorted(written_files(Path(app.outdir), _build_start["time"])):
+        if not page:
+            digests[path] = _content(path)
+            if digests[path] in passed:
+                continue
+        files.append((path, page))
+    clean = {digest for path, digest in digests.items() if digest in passed}
+    for (path, page), found in zip(files, check_files(files)):
+        if not found and not page:
+            clean.add(digests[path])
         for line, what in found:
             logger.warning(
                 "KB015 %s; the page must run under the site's Content-Security-"
@@ -518,6 +556,8 @@ def on_build_finished(app, exception) -> None:
                 type="kb",
                 subtype="html-guard",
             )
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"rules": rules, "passed": sorted(clean)}), encoding="utf-8")
 
 
 def setup(app) -> dict[str, Any]:
