@@ -20,6 +20,7 @@ Read the Docs would serve it under ``/zh-cn/latest/`` (``kb_served_at``).
 from __future__ import annotations
 
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.error import HTTPError
@@ -133,6 +134,32 @@ def test_llms_full_txt_holds_the_articles_as_markdown_with_their_editor_notes(ht
     assert "(https://kb.51suanli.com/glossary.html#term-" in text
     assert "<" not in text.replace("<-", "")
     assert "阅读时间" not in text and "标签：" not in text
+
+
+def test_llms_full_txt_is_written_again_only_when_what_it_holds_changed(tmp_path):
+    """A build that writes no article leaves llms-full.txt alone (it is the
+    largest file of a build with no change); an edit, or the file gone,
+    writes it again, as a full build would."""
+    root = make_small_site(tmp_path / "kb")
+    assert build(root, "html")[0] == 0
+    full = root / "_build/html/llms-full.txt"
+    written = full.stat().st_mtime_ns
+    assert build(root, "html")[0] == 0
+    assert full.stat().st_mtime_ns == written
+    article = root / "docs/training/x.md"
+    article.write_text(
+        article.read_text(encoding="utf-8").replace(ARTICLE_TEXT, ARTICLE_TEXT + "编辑后的一句。"),
+        encoding="utf-8",
+    )
+    assert build(root, "html")[0] == 0
+    edited = full.read_text(encoding="utf-8")
+    assert "编辑后的一句。" in edited
+    full.unlink()
+    assert build(root, "html")[0] == 0
+    assert full.read_text(encoding="utf-8") == edited
+    shutil.rmtree(root / "_build")
+    assert build(root, "html")[0] == 0
+    assert full.read_text(encoding="utf-8") == edited
 
 
 # -- 404 under /zh-cn/latest/ ----------------------------------------------------------------

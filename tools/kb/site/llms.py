@@ -13,10 +13,12 @@ Nothing to write in pages. After a website build (``kb.core.builders``):
   absolute (``html_baseurl``). What the page adds around the text for
   readers (reading time, tags and related articles) is left out.
 
-The Markdown is made from each article's resolved doctree when the page is
-written (``doctree-resolved``, which Sphinx runs in the main process even in
-a parallel build) and kept in the doctree folder, so an incremental build
-still writes every article.
+The Markdown is made from each article's page as it is written
+(``html-page-context``: every ``doctree-resolved`` handler has run; in the
+write workers under ``-j``) and kept in the doctree folder, so an
+incremental build still writes every article. ``llms-full.txt`` is written
+again only when what it is made of changed (``full_inputs``): a build that
+writes no article leaves it as it was.
 
 sphinx-llms-txt was considered: it concatenates the pages' *sources* (MyST
 here, with front matter, ``:::{editor-note}`` fences and ``{term}`` roles,
@@ -26,6 +28,8 @@ another builder package and a second build.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -286,12 +290,34 @@ def llms_full_txt(app) -> str:
     return "\n".join(parts)
 
 
+def full_inputs(app) -> str:
+    """A digest of what llms-full.txt is made of: the site's title and
+    summary, and each article in order with its URL and its Markdown file's
+    size and time (the file is written again whenever its page is)."""
+    env = app.env
+    pages = documents(env, "pages")
+    rows: list[Any] = [app.config.html_title or app.config.project, site_summary(app), _("原文地址")]
+    for doc in reading_order(env):
+        if doc in pages:
+            cached = _cache(app) / f"{doc}.md"
+            stat = cached.stat() if cached.is_file() else None
+            rows.append([doc, _page_url(app, doc), stat and [stat.st_size, stat.st_mtime_ns]])
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
 def on_build_finished(app, exception) -> None:
     if exception is not None or not is_website(app.builder) or not app.config.html_baseurl:
         return
     outdir = Path(app.outdir)
     (outdir / "llms.txt").write_text(llms_txt(app), encoding="utf-8")
-    (outdir / "llms-full.txt").write_text(llms_full_txt(app), encoding="utf-8")
+    full, made_of = outdir / "llms-full.txt", _cache(app) / "llms-full.inputs"
+    inputs = full_inputs(app)
+    if full.is_file() and made_of.is_file() and made_of.read_text(encoding="utf-8") == inputs:
+        return  # the same articles, URLs and Markdown as when it was written
+    made_of.unlink(missing_ok=True)  # until the new file is complete
+    full.write_text(llms_full_txt(app), encoding="utf-8")
+    made_of.parent.mkdir(parents=True, exist_ok=True)
+    made_of.write_text(inputs, encoding="utf-8")
 
 
 def setup(app) -> dict[str, Any]:
