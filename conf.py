@@ -30,6 +30,7 @@ locale_dirs = [str(ROOT / "locale")]
 # -- General configuration ---------------------------------------------------
 
 extensions = [
+    "kb.guard.committed_build",
     "kb.guard.rebuild_failed",
     "myst_parser",
     "sphinx_copybutton",

@@ -1,0 +1,76 @@
+"""KB059: a pull request that commits files into the build folders is
+refused before anything there is trusted (kb.guard.committed_build).
+
+- Sphinx's environment is a pickle: a committed one would run its code when
+  the build loads it. The build stops at the file, exit status 2, and the
+  pickle is never loaded.
+- make's stamp and a committed site: ``make html`` would call the build done
+  and leave the committed pages to be published. It stops at the files too.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import subprocess
+
+import pytest
+from one_build import make, tiny_repo
+from test_data_errors import assert_fails_at, build, tiny_project
+
+pytestmark = pytest.mark.slow
+
+
+def commit(root, *paths: str) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-f", *paths], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "contribution"], cwd=root, check=True)
+
+
+class Planted:
+    """What a planted pickle runs when it is loaded: it leaves a file."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.makedirs, (self.marker,))
+
+
+def test_a_committed_environment_is_refused_before_it_is_loaded(tmp_path):
+    root = tiny_project(tmp_path / "kb")
+    marker = tmp_path / "the-pickle-ran"
+    env = root / "_build/html/.doctrees/environment.pickle"
+    env.parent.mkdir(parents=True)
+    env.write_bytes(pickle.dumps(Planted(str(marker))))
+    commit(root, "_build/html/.doctrees/environment.pickle")
+    out = assert_fails_at(
+        root, "_build/html/.doctrees/environment.pickle:1: WARNING: KB059 ", "git rm --cached", timeout=300
+    )
+    assert out.count("KB059") == 1, out[-3000:]
+    assert not marker.exists()
+    # an untracked build folder is the build's own: no refusal
+    subprocess.run(["git", "rm", "-q", "--cached", "-r", "_build"], cwd=root, check=True)
+    shutil.rmtree(root / "_build")
+    code, log = build(root)
+    assert code == 0 and "KB059" not in log, log[-3000:]
+
+
+def test_make_html_refuses_a_committed_stamp_and_site(tmp_path):
+    repo = tiny_repo(tmp_path / "kb")
+    site = repo / "_build/html/index.html"
+    site.parent.mkdir(parents=True)
+    site.write_text("<script>alert(1)</script>\n", encoding="utf-8")
+    stamp = repo / "_build/doctrees/html.built"
+    stamp.parent.mkdir(parents=True)
+    stamp.touch()  # newer than every input: make would call the site built
+    commit(repo, "_build")
+    proc = make(repo, "html")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    assert "_build/doctrees/html.built:1: KB059 " in out and "_build/html/index.html:1: KB059 " in out, out[
+        -3000:
+    ]
+    assert "Traceback" not in out
