@@ -123,8 +123,13 @@ serve: dev-venv ## live-reload preview on http://127.0.0.1:8000
 	$(BIN)/sphinx-autobuild -b html -c . -d $(DOCTREES) $(SPHINXOPTS) --watch conf.py --watch tools --watch data \
 	  --host 127.0.0.1 --port 8000 $(SOURCEDIR) $(BUILDDIR)/html
 
+# The tests run in one process per core (pytest-xdist), each test file in one
+# process (its module fixtures built once); the site and each bad-input group
+# are still built once per run (tests/conftest.py: once). TEST_PROCESSES=0
+# runs them all in this process.
+TEST_PROCESSES ?= auto
 test: snippets-venv browser ## run every test, code samples included (builds the site once, in a temporary folder)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 test-fast: dev-venv ## the fast tier: no full-site build, no browser, no code samples (under a minute)
 	$(BIN)/python -m pytest -m "not slow and not snippet"

@@ -1,14 +1,25 @@
-"""Shared fixtures: one build of the site per session, a local server, one browser,
-copies of the repository, and the shared builds of the bad-input matrix (one_build)."""
+"""Shared fixtures: one build of the site per test run, a local server, one browser,
+copies of the repository, and the shared builds of the bad-input matrix (one_build).
+
+``make test`` runs the tests in several processes (pytest-xdist, ``-n``): the
+site and each bad-input group are still built once per run, by the first
+process that needs them (``once``), and the others wait for it and use its
+folder. Each process has its own server and browser.
+"""
 
 from __future__ import annotations
 
+import os
+import pickle
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import one_build as _one_build
 import pytest
+from filelock import FileLock
 from local_site import CHROMIUM, launch, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +57,38 @@ def sphinx_build(
     return proc
 
 
+T = TypeVar("T")
+
+
+def once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], T]) -> T:
+    """``make(folder)``, run once per test run by whichever process asks first;
+    the others wait for it and get its (pickled) result, or its failure.
+
+    pytest-xdist gives each process a temporary folder inside the run's own
+    (its documented recipe for session fixtures that run once); without
+    xdist the run's folder is the process's.
+    """
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    result, failed = shared / f"{name}.pickle", shared / f"{name}.failed"
+    with FileLock(shared / f"{name}.lock"):
+        if failed.exists():
+            pytest.fail(
+                f"{name}, made by another test process, failed:\n{failed.read_text(encoding='utf-8')}"
+            )
+        if result.exists():
+            return pickle.loads(result.read_bytes())
+        folder = shared / name
+        folder.mkdir()
+        try:
+            value = make(folder)
+        except BaseException as exc:
+            failed.write_text(str(exc) or type(exc).__name__, encoding="utf-8")
+            raise
+        result.write_bytes(pickle.dumps(value))
+        return value
+
+
 @pytest.fixture(scope="session")
 def rootdir() -> Path:
     """Where sphinx.testing finds the test roots: @pytest.mark.sphinx("html",
@@ -55,12 +98,16 @@ def rootdir() -> Path:
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    """The site built from docs/ into a temporary folder, with zero warnings."""
-    out = tmp_path_factory.mktemp("site")
-    proc = sphinx_build(ROOT / "docs", out, "-j", "auto")
-    assert proc.returncode == 0, f"build failed:\n{proc.stderr}"
-    assert "WARNING" not in proc.stderr, proc.stderr
-    return out
+    """The site built from docs/ into a temporary folder, with zero warnings
+    (once per test run: tests only read it)."""
+
+    def build(out: Path) -> Path:
+        proc = sphinx_build(ROOT / "docs", out, "-j", "auto")
+        assert proc.returncode == 0, f"build failed:\n{proc.stderr}"
+        assert "WARNING" not in proc.stderr, proc.stderr
+        return out
+
+    return once(tmp_path_factory, "site", build)
 
 
 @pytest.fixture(scope="session")
@@ -151,20 +198,26 @@ def tiny_repo(tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def secret(tmp_path_factory) -> Path:
     """A file outside the repository copies, as /etc/passwd is outside CI's checkout."""
-    path = tmp_path_factory.mktemp("outside") / "secret.txt"
-    path.write_text(f"{_one_build.SECRET}\npassword=hunter2\n", encoding="utf-8")
-    return path
+
+    def write(folder: Path) -> Path:
+        path = folder / "secret.txt"
+        path.write_text(f"{_one_build.SECRET}\npassword=hunter2\n", encoding="utf-8")
+        return path
+
+    return once(tmp_path_factory, "outside", write)
 
 
 @pytest.fixture(scope="session")
 def one_build(tmp_path_factory, secret):
     """``one_build(group)``: the run of a group of the bad-input matrix (tests/one_build.py),
-    made on first use and shared by the tests of every case in it."""
+    made on first use (once per test run) and shared by the tests of every case in it."""
     runs: dict[str, _one_build.Run] = {}
 
     def run(group: str) -> _one_build.Run:
         if group not in runs:
-            runs[group] = _one_build.run_group(group, tmp_path_factory.mktemp(group), secret)
+            runs[group] = once(
+                tmp_path_factory, f"group-{group}", lambda folder: _one_build.run_group(group, folder, secret)
+            )
         return runs[group]
 
     return run
