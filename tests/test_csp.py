@@ -109,3 +109,61 @@ def test_a_violation_would_be_seen(browser, site, tmp_path):
             assert any(v.startswith("script-src") for v in page.evaluate("window.__csp"))
         finally:
             context.close()
+
+
+# Read the Docs adds its Addons (flyout, search, PR banner) to every page it
+# serves: its Cloudflare worker appends
+#   <script async type="text/javascript" src="/_/static/javascript/readthedocs-addons.js">
+# to <head>, and the script talks to /_/addons/ on the same host
+# (readthedocs/common, dockerfiles/force-readthedocs-addons.js, read
+# 2026-12-02). Read the Docs sends no _headers: only the pages' <meta> policy
+# applies there. The real script cannot be fetched here, so a stand-in does
+# what the pattern needs: load from that path, call that API, and try a
+# third-party host (as EthicalAds would), which the policy must still stop.
+ADDONS_TAG = '<script async type="text/javascript" src="/_/static/javascript/readthedocs-addons.js"></script>'
+ADDONS_JS = b"""
+fetch("/_/addons/?api-version=1").then((r) => r.json()).then((d) => {
+  document.documentElement.dataset.rtdAddons = d.ok ? "loaded" : "bad";
+});
+fetch("https://server.ethicalads.io/api/v1/decision/").catch(() => {
+  document.documentElement.dataset.rtdThirdParty = "blocked";
+});
+"""
+
+
+class AsReadTheDocsServes(QuietHandler):
+    """The site as Read the Docs serves it: no headers, the Addons script injected."""
+
+    def do_GET(self) -> None:
+        path = urllib.parse.urlparse(self.path).path
+        if path == "/_/static/javascript/readthedocs-addons.js":
+            return self._send(ADDONS_JS, "text/javascript")
+        if path.startswith("/_/addons/"):
+            return self._send(b'{"ok": true}', "application/json")
+        file = Path(self.directory) / path.lstrip("/")
+        if path.endswith(".html") and file.is_file():
+            html = file.read_text(encoding="utf-8").replace("</head>", ADDONS_TAG + "</head>", 1)
+            return self._send(html.encode("utf-8"), "text/html; charset=utf-8")
+        return super().do_GET()
+
+    def _send(self, body: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_read_the_docs_addons_run_under_the_pages_policy(browser, site):
+    with serve(site, handler_class=AsReadTheDocsServes) as base:
+        context, page, response = open_enforced(browser, f"{base}/training/llm-training-10-tips.html")
+        try:
+            assert "content-security-policy" not in response.headers  # only the <meta> policy
+            page.wait_for_function("document.documentElement.dataset.rtdAddons === 'loaded'", timeout=20_000)
+            page.wait_for_function(
+                "document.documentElement.dataset.rtdThirdParty === 'blocked'", timeout=20_000
+            )
+            violations = page.evaluate("window.__csp")
+            assert violations and all("server.ethicalads.io" in v for v in violations), violations
+        finally:
+            context.close()
