@@ -349,6 +349,18 @@ def _failing_sample(repo, at):
     return f"{page}:{line}: sample failed"
 
 
+def _unknown_calculator(repo, at):
+    page = at.article()
+    line = _append(repo, "```{calculator} inference-costs\n```\n", page)
+    return f"{page}:{line}: WARNING: KB080 unknown calculator 'inference-costs'; write one of: "
+
+
+def _calculator_value(repo, at):
+    page = at.article()
+    line = _append(repo, "```{calculator} rent-vs-buy\n:rent: -3\n```\n", page)
+    return f"{page}:{line}: WARNING: KB081 :rent: '-3' is refused ("
+
+
 def _dead_link(repo, url, page=PAGE):
     line = _append(repo, f"[已失效的资料]({url}/gone.html)\n", page)
     return "linkcheck", f"{page}:{line}: WARNING: broken link: {url}/gone.html"
@@ -362,6 +374,8 @@ CASES = {
     "unknown-tag": ("pages", _unknown_tag),
     "duplicate-label": ("pages", _duplicate_label),
     "raw-script": ("pages", _raw_script),
+    "unknown-calculator": ("pages", _unknown_calculator),
+    "calculator-value": ("pages", _calculator_value),
     "python-syntax-error": ("snippets", _syntax_error),
     "failing-sample": ("snippets", _failing_sample),
 }
