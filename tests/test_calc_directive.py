@@ -64,12 +64,12 @@ def test_calculators_carry_the_articles_example_and_load_their_script_only_where
     assert {c["id"] for c in training["cards"]} == {c["id"] for c in gpus.cards(ROOT / "data")}
     assert training["inputs"][0]["label"] == "参数量" and training["text"]["fix"]
     # each calculator says what its defaults are (not every one is the article's example)
-    assert [c["text"]["reset"] for c in found] == ["恢复默认值", "恢复默认值", "恢复默认值", "恢复文章的例子"]
+    assert [c["text"]["reset"] for c in found] == ["恢复默认值"] * 4
     for caption in (
         "（文章的例子，折旧按编者注更正，见下方说明；开启 JavaScript 后可以改输入）",
         "（文章的数字，一次性投入按编者注更正，见下方说明；开启 JavaScript 后可以改输入）",
         "（本页设定的输入，其余见下方说明；开启 JavaScript 后可以改输入）",  # training: options set
-        "（文章的例子；开启 JavaScript 后可以改输入）",
+        "（文章的 7B FP16 例子，上下文长度与 batch 由编者设定，见下方说明；开启 JavaScript 后可以改输入）",
     ):
         assert caption in page, caption
     assert re.search(
