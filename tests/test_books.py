@@ -149,6 +149,23 @@ def test_make_books_builds_both_and_their_checks_pass(books):
 
 
 @pytest.mark.slow
+def test_the_pdf_numbers_its_parts_chapters_and_figures_as_chinese_books_do(books):
+    """目录, 第 1 部分, 第 1 章 and 图 1 apart from its caption: no English name
+    of LaTeX's (Contents, Part, Chapter) and no colon after a figure's number."""
+    text = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", str(books / "latex" / "51suanli-kb.pdf"), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "目录" in text and re.search(r"第\s*1\s*部分\s*训练", text)
+    assert re.search(r"第\s*1\s*章\s*大模型训练优化实战", text)
+    assert re.search(r"^图\s*1$", text, re.M)  # the caption's text is set a quad apart
+    assert not re.search(r"图\s*\d+\s*[:：]", text)
+    assert not re.search(r"\b(Contents|Part|Chapter)\b", text)
+
+
+@pytest.mark.slow
 def test_the_book_is_the_guides_in_order_then_glossary_and_errata(tex):
     """The root page is the contents (kb.site.book's source-read): not the home page."""
     parts = re.findall(r"\\part\{([^}]*)\}", tex)
