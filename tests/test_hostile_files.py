@@ -448,6 +448,7 @@ def test_a_tag_that_yaml_reads_as_a_boolean_fails_at_its_line(one_build):
 
 def _generated_name(name: str):
     def apply(repo, at):
+        (repo / f"docs/{name}.md").parent.mkdir(parents=True, exist_ok=True)
         (repo / f"docs/{name}.md").write_text("---\ntitle: 页\n---\n\n# 页\n\n正文。\n", encoding="utf-8")
         index = repo / "docs/index.md"
         index.write_text(
@@ -458,12 +459,16 @@ def _generated_name(name: str):
     return apply
 
 
-# refused before any page is read (KB057): the group "stopped"
-register("stopped", "generated", {name: _generated_name(name) for name in ("search", "404")})
+# refused before any page is read (KB057): the group "stopped". Besides the
+# generated pages, folders the build fills with its own files: a page there
+# was read by the HTML guard as a copied asset, or not at all (_sources/), and
+# pagefind/ is replaced whole by the search index.
+GENERATED = ["search", "404", "_sources/p", "_images/p", "pagefind/p", "downloads/p", ".hidden/p"]
+register("stopped", "generated", {name: _generated_name(name) for name in GENERATED})
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["search", "404"])
+@pytest.mark.parametrize("name", GENERATED)
 def test_a_page_named_like_a_generated_page_is_refused(one_build, name):
     r = one_build("stopped")[f"generated/{name}"]
     assert_refused(r.run.proc, f"docs/{name}.md:1: WARNING: KB057")

@@ -23,7 +23,8 @@ its place instead.
   a mistake or an attack on the build; it stops before anything is read.
 
 - ``KB057`` a page named like one the site generates (``search``, ``404``,
-  ``tags/…``): the generated page would overwrite it.
+  ``tags/…``), which would overwrite it, or in a folder the build fills
+  with its own files (``_static/``, ``_sources/``, ``pagefind/`` …).
 
 KB054 to KB057 leave nothing sensible to build: the build stops after the
 warning, with exit status 2 and no traceback.
@@ -116,14 +117,35 @@ def generated_names(app) -> set[str]:
     return set(app.config.html_additional_pages) | {"search", "404", "genindex", "py-modindex"}
 
 
+# Folders of the written site that the build fills with its own files: a page
+# written into one would be taken for one of them (the HTML guard reads the
+# copied files as assets, not as pages) or removed with them (Pagefind
+# replaces pagefind/ whole); tags/ holds the tag pages (kb.pages.tags).
+BUILD_FOLDERS = frozenset({"_static", "_images", "_downloads", "_sources", "pagefind", "downloads", "tags"})
+
+
+def collision(app, docname: str) -> str | None:
+    """Why a page of this name cannot be written where it would go, if so."""
+    if docname in generated_names(app):
+        return "would be overwritten by the page the site generates under that name; rename the file"
+    folder = docname.split("/")[0]
+    if "/" in docname and (folder in BUILD_FOLDERS or folder.startswith(".")):
+        return (
+            f"would be written into {folder}/, a folder of the site that the build fills with "
+            "its own files; move the file to another folder"
+        )
+    return None
+
+
 def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
     bad = False
     for docname in sorted(env.found_docs):
-        if docname in generated_names(app) or docname.split("/")[0] == "tags":
+        why = collision(app, docname)
+        if why:
             logger.warning(
-                "KB057 the page %s would be overwritten by the page the site generates "
-                "under that name; rename the file",
+                "KB057 the page %s %s",
                 docname,
+                why,
                 location=(docname, 1),
                 type="kb",
                 subtype="collision",
