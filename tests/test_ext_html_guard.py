@@ -5,11 +5,13 @@ one that failed fails every build."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from ext_helpers import build_root  # noqa: F401 (fixture)
 from kb.guard import html as guard
+from markupsafe import escape
 
 pytest_plugins = ("sphinx.testing.fixtures",)
 
@@ -28,7 +30,7 @@ def files(tmp_path: Path, n: int, bad: set[int]) -> list[tuple[Path, bool]]:
 
 def test_many_files_are_checked_in_parallel_with_the_serial_result(tmp_path):
     many = files(tmp_path, guard.PARALLEL_FILES + 10, bad={3, guard.PARALLEL_FILES + 7})
-    parallel = guard.check_files(many)
+    parallel = [found for _digest, found in guard.check_files(many)]
     serial = [guard.check_file(path, page) for path, page in many]
     assert parallel == serial
     found = [i for i, f in enumerate(parallel) if any("tracker.example" in what for _, what in f)]
@@ -45,9 +47,9 @@ def checked(monkeypatch) -> list[str]:
     seen: list[str] = []
     check = guard.check_file
 
-    def spy(path, page=True):
+    def spy(path, page=True, data=None):
         seen.append(Path(path).name)
-        return check(path, page)
+        return check(path, page, data)
 
     monkeypatch.setattr(guard, "check_file", spy)
     return seen
@@ -71,7 +73,75 @@ def test_an_asset_that_passed_is_checked_again_only_when_it_changes(build_root, 
 
 def test_a_changed_guard_checks_every_asset_again(build_root, checked, monkeypatch):
     build_root("ext-html-guard")
-    monkeypatch.setattr(guard, "_rules", lambda: "the guard as edited by a pull request")
+    monkeypatch.setattr(guard, "rules", lambda: "the guard as edited by a pull request")
     checked.clear()
     build_root("ext-html-guard", freshenv=False)
     assert "figure.svg" in checked
+
+
+def test_a_changed_policy_checks_every_asset_again(build_root):
+    """An asset's <meta> policy passes only while it equals the site's: the
+    policy is part of what a remembered pass depends on."""
+    app = build_root("ext-html-guard")
+    src = Path(app.srcdir)
+    policy = "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'"
+    (src / "_static/_headers").write_text(f"/*\n  Content-Security-Policy: {policy}\n", encoding="utf-8")
+    (src / "_static/figure.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg"><meta http-equiv="Content-Security-Policy" '
+        f'content="{policy}"/></svg>\n',
+        encoding="utf-8",
+    )
+    app = build_root("ext-html-guard", freshenv=False)
+    assert "figure.svg" not in app.warning.getvalue()
+    (src / "_static/_headers").write_text(
+        f"/*\n  Content-Security-Policy: {policy.replace('script-src', 'img-src')}; script-src 'self'\n",
+        encoding="utf-8",
+    )
+    app = build_root("ext-html-guard", freshenv=False)
+    assert re.search(r"figure\.svg:1: WARNING: KB015 <meta http-equiv", app.warning.getvalue())
+
+
+def test_a_stylesheet_is_read_whatever_the_case_of_its_suffix(build_root, checked):
+    root = build_root("ext-html-guard")
+    (Path(root.srcdir) / "_static/up.CSS").write_text(
+        "@import url(https://evil.example/x.css);\n", encoding="utf-8"
+    )
+    app = build_root("ext-html-guard", freshenv=False)
+    assert re.search(r"_static/up\.CSS:1: WARNING: KB015 .*evil\.example", app.warning.getvalue())
+
+
+def test_files_that_other_handlers_write_when_the_build_ends_are_read_too(build_root):
+    """feed.xml, sitemap.xml and llms.txt are written at build-finished, as
+    the guard reads the site: it reads after every other handler."""
+    src = build_root("ext-html-guard").srcdir
+    with open(Path(src) / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write(
+            "\n\ndef setup(app):\n"
+            "    from pathlib import Path\n"
+            "    app.connect('build-finished', lambda app, exc: (Path(app.outdir) / 'late.svg').write_text("
+            f"{HOSTILE_SVG!r}))\n"
+        )
+    app = build_root("ext-html-guard", freshenv=False)
+    assert "late.svg:1: WARNING: KB015 inline <script>" in app.warning.getvalue()
+
+
+def test_pages_in_any_folder_are_read(tmp_path):
+    """Not only where the pages are: a page written into _sources/ or a dot
+    folder is read as well (no page can be written into pagefind/: KB057)."""
+    for name in ("_sources/p.html", ".doctrees/p.html", "_static/p.svg", "pagefind/p.html"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(BAD, encoding="utf-8")
+    found = {path.relative_to(tmp_path).as_posix(): page for path, page in guard.written_files(tmp_path, 0)}
+    assert found == {"_sources/p.html": True, ".doctrees/p.html": True, "_static/p.svg": False}
+
+
+def test_a_changed_policy_is_written_into_every_page_again(build_root):
+    """Pages carry the policy as <meta>: after an edit of _static/_headers, an
+    incremental build writes every page again, as a full build would."""
+    app = build_root("ext-html-guard")
+    headers = Path(app.srcdir) / "_static/_headers"
+    for policy in ("default-src 'self'; object-src 'none'", "default-src 'none'; object-src 'none'"):
+        headers.write_text(f"/*\n  Content-Security-Policy: {policy}\n", encoding="utf-8")
+        app = build_root("ext-html-guard", freshenv=False)
+        page = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+        assert f'<meta http-equiv="Content-Security-Policy" content="{escape(policy)}">' in page

@@ -3,3 +3,5 @@
 project = "guard"
 extensions = ["kb.guard.html"]
 html_static_path = ["_static"]
+# the site's page.html carries the policy as <meta> the same way
+templates_path = ["_templates"]

@@ -40,7 +40,9 @@ import hashlib
 import json
 import multiprocessing
 import os
+import pyexpat
 import re
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from html.parser import HTMLParser
@@ -329,23 +331,28 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def check_file(path: Path, page: bool = True) -> list[tuple[int, str]]:
-    """(line, what is wrong) in one written file; a page must also carry the
-    site's policy as <meta> (when the site ships one)."""
+def decoded(data: bytes) -> str:
+    """A file's text as ``read_text`` gives it (UTF-8, universal newlines)."""
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list[tuple[int, str]]:
+    """(line, what is wrong) in one written file (its bytes ``data`` if
+    given, as read once by the caller); a page must also carry the site's
+    policy as <meta> (when the site ships one)."""
+    if path.suffix.lower() == ".svgz":
+        return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
+    text = decoded(path.read_bytes() if data is None else data)
     if path.suffix.lower() in XML_TYPES:
-        text = path.read_text(encoding="utf-8", errors="replace")
         return sorted(set(scan(text)[0] + scan_xml(text)))
     if path.suffix.lower() == ".css":
-        text = path.read_text(encoding="utf-8", errors="replace")
         starts = [0] + [m.end() for m in re.finditer("\n", text)]
         return [
             (bisect.bisect_right(starts, m.start()), what)
             for m in CSS_URL.finditer(text)
             for what in _css_problems("style", m.group(0))
         ]
-    if path.suffix.lower() == ".svgz":
-        return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
-    found, has_policy = scan(path.read_text(encoding="utf-8", errors="replace"))
+    found, has_policy = scan(text)
     if page and _policy["meta"] and not has_policy:
         found.insert(
             0,
@@ -383,11 +390,12 @@ def written_files(outdir: Path, since: float):
     for folder, dirs, files in os.walk(outdir):
         top = Path(folder) == outdir
         if top:
-            dirs[:] = [d for d in dirs if d not in ("pagefind", ".doctrees", "_sources")]
+            # Pagefind's own output (no page can be written there: KB057)
+            dirs[:] = [d for d in dirs if d != "pagefind"]
         asset = Path(folder) != outdir and Path(folder).relative_to(outdir).parts[0] in ASSETS
         for name in files:
             path = Path(folder) / name
-            if not name.lower().endswith(ACTIVE) and not (asset and name.endswith(".css")):
+            if not name.lower().endswith(ACTIVE) and not (asset and name.lower().endswith(".css")):
                 continue
             if asset or not name.endswith(".html"):
                 yield path, False
@@ -469,10 +477,17 @@ def _policy_problems(policy: str):
         yield f"the policy has no {directive}"
 
 
+def on_config_inited(app, config) -> None:
+    """Every page carries the policy of _static/_headers as <meta>: it is a
+    setting of the HTML output (``kb_csp_meta``), so that when it changes,
+    Sphinx writes every page again, as for any changed setting."""
+    config.kb_csp_meta = meta_policy(header_policy(Path(app.confdir)))
+
+
 def on_builder_inited(app) -> None:
     # file times have a coarser clock than time.time() on some file systems
     _build_start["time"] = time.time() - 2
-    _policy["meta"] = meta_policy(header_policy(Path(app.confdir)))
+    _policy["meta"] = app.config.kb_csp_meta
     headers = Path(app.confdir) / HEADERS
     if headers.exists():
         for line, what in header_problems(headers.read_text(encoding="utf-8", errors="replace")):
@@ -485,42 +500,55 @@ def on_page_context(app, pagename, templatename, context, doctree) -> None:
     context["kb_csp_meta"] = _policy["meta"]
 
 
-# From this many written files on (a title edit at 1,000 articles writes 200),
-# they are checked by one process per core: the check reads every byte.
-PARALLEL_FILES = 64
-
-
-def _check(item: tuple[Path, bool]) -> list[tuple[int, str]]:
-    return check_file(*item)
-
-
-def check_files(files: list[tuple[Path, bool]]) -> list[list[tuple[int, str]]]:
-    """check_file for each (path, page), in order; in parallel when there are
-    many (forked workers: they inherit the policy read at builder-inited)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if len(files) < PARALLEL_FILES or cores < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_check(item) for item in files]
-    with ProcessPoolExecutor(min(cores, 8), mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_check, files, chunksize=16))
-
-
 # The copied files (assets) that passed, by content: every build checks every
 # asset again (a copied file keeps its source's time, so there is no telling
 # which ones this build copied), and one that passed under the same rules
 # passes again. Kept beside the doctrees, never in the published folder.
 PASSED = "kb-guard-passed.json"
+_passed: set[str] = set()  # of this build; forked workers inherit it
 
 
-def _rules() -> str:
-    """What a check's outcome depends on besides the file: this code."""
+def rules() -> str:
+    """What a check's outcome depends on besides the file: this code, the
+    policy a page's <meta> must equal, and the parsers (Python's html.parser,
+    libexpat)."""
     digest = hashlib.sha256()
     for module in (__file__, untrusted.__file__):
         digest.update(Path(module).read_bytes())
+    for part in (_policy["meta"], sys.version, pyexpat.EXPAT_VERSION):
+        digest.update(b"\0" + part.encode("utf-8"))
     return digest.hexdigest()
 
 
-def _content(path: Path) -> str:
-    return hashlib.sha256(path.suffix.lower().encode() + b"\0" + path.read_bytes()).hexdigest()
+def content_digest(path: Path, data: bytes) -> str:
+    return hashlib.sha256(path.suffix.lower().encode() + b"\0" + data).hexdigest()
+
+
+def _check(item: tuple[Path, bool]) -> tuple[str | None, list[tuple[int, str]] | None]:
+    """(the asset's content digest, its findings, or None when those very
+    bytes passed before); the file is read once, for both."""
+    path, page = item
+    data = path.read_bytes()
+    digest = None if page else content_digest(path, data)
+    if digest is not None and digest in _passed:
+        return digest, None
+    return digest, check_file(path, page, data)
+
+
+# From this many written files on (a title edit at 1,000 articles writes 200),
+# they are checked by one process per core: the check reads every byte.
+PARALLEL_FILES = 64
+
+
+def check_files(files: list[tuple[Path, bool]]) -> list[tuple[str | None, list[tuple[int, str]] | None]]:
+    """_check for each (path, page), in order; in parallel when there are
+    many (forked workers: they inherit the policy read at builder-inited and
+    the digests that passed)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if len(files) < PARALLEL_FILES or cores < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_check(item) for item in files]
+    with ProcessPoolExecutor(min(cores, 8), mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_check, files, chunksize=16))
 
 
 def on_build_finished(app, exception) -> None:
@@ -529,24 +557,20 @@ def on_build_finished(app, exception) -> None:
     if exception is not None or not serves_pages(app.builder):
         return
     record = Path(app.doctreedir) / PASSED
-    rules = _rules()
+    key = rules()
     try:
         known = json.loads(record.read_text(encoding="utf-8"))
-        passed = set(known["passed"]) if known.get("rules") == rules else set()
+        passed = set(known["passed"]) if known.get("rules") == key else set()
     except (OSError, ValueError, KeyError, TypeError):
         passed = set()
-    files, digests = [], {}
-    for path, page in sorted(written_files(Path(app.outdir), _build_start["time"])):
-        if not page:
-            digests[path] = _content(path)
-            if digests[path] in passed:
-                continue
-        files.append((path, page))
-    clean = {digest for path, digest in digests.items() if digest in passed}
-    for (path, page), found in zip(files, check_files(files)):
-        if not found and not page:
-            clean.add(digests[path])
-        for line, what in found:
+    _passed.clear()
+    _passed.update(passed)
+    files = sorted(written_files(Path(app.outdir), _build_start["time"]))
+    clean = set()
+    for (path, _page), (digest, found) in zip(files, check_files(files)):
+        if digest is not None and not found:
+            clean.add(digest)  # passed now, or before (found is None)
+        for line, what in found or ():
             logger.warning(
                 "KB015 %s; the page must run under the site's Content-Security-"
                 "Policy (see _static/_headers): look for it in the page's source, "
@@ -557,11 +581,16 @@ def on_build_finished(app, exception) -> None:
                 subtype="html-guard",
             )
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"rules": rules, "passed": sorted(clean)}), encoding="utf-8")
+    record.write_text(json.dumps({"rules": key, "passed": sorted(clean)}), encoding="utf-8")
 
 
 def setup(app) -> dict[str, Any]:
+    # set from _static/_headers at config-inited, never in conf.py
+    app.add_config_value("kb_csp_meta", "", "html", types=[str])
+    app.connect("config-inited", on_config_inited)
     app.connect("builder-inited", on_builder_inited)
     app.connect("html-page-context", on_page_context)
-    app.connect("build-finished", on_build_finished)
+    # after the other handlers of the event, which write files too (feed.xml,
+    # sitemap.xml): the default priority is 500
+    app.connect("build-finished", on_build_finished, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
