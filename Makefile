@@ -69,7 +69,7 @@ html: venv $(SITE_STAMP) ## build the site into _build/html (warnings are errors
 # a build its stamp calls done, and Sphinx would load its environment (a
 # pickle). Checked on every make html, before the stamp is looked at (KB059).
 committed-build: venv
-	@PYTHONPATH=tools $(BIN)/python -m kb.guard.committed_build $(BUILDDIR)
+	@PYTHONPATH=tools $(BIN)/python -P -m kb.guard.committed_build $(BUILDDIR)
 
 # Sphinx rebuilds only what changed; with no input changed, make does not
 # start it at all (loading the environment of 1,000 pages alone takes 2 s).

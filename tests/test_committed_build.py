@@ -16,6 +16,7 @@ import shutil
 import subprocess
 
 import pytest
+from kb.guard import committed_build
 from one_build import make, tiny_repo
 from test_data_errors import assert_fails_at, build, tiny_project
 
@@ -74,3 +75,43 @@ def test_make_html_refuses_a_committed_stamp_and_site(tmp_path):
         -3000:
     ]
     assert "Traceback" not in out
+
+
+def test_a_committed_build_folder_that_is_a_link_is_refused(tmp_path):
+    """The way to the build folder counts: a committed _build that links to a
+    folder outside the checkout (holding a planted environment) is refused
+    at the link, not followed."""
+    root = tiny_project(tmp_path / "kb")
+    elsewhere = tmp_path / "elsewhere"
+    marker = tmp_path / "the-pickle-ran"
+    (elsewhere / "html/.doctrees").mkdir(parents=True)
+    (elsewhere / "html/.doctrees/environment.pickle").write_bytes(pickle.dumps(Planted(str(marker))))
+    (root / "_build").symlink_to(elsewhere)
+    commit(root, "_build")
+    assert_fails_at(root, "_build:1: WARNING: KB059 ", timeout=300)
+    assert not marker.exists()
+
+
+def test_make_html_refuses_a_committed_file_where_the_build_folder_goes(tmp_path):
+    """(Sphinx itself stops with its crash report when it cannot make the
+    output folder, before any extension runs: make's check comes first.)"""
+    repo = tiny_repo(tmp_path / "kb")
+    (repo / "_build").write_text("not a folder\n", encoding="utf-8")
+    commit(repo, "_build")
+    proc = make(repo, "html")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "_build:1: KB059 " in out and "Traceback" not in out, out[-3000:]
+    # a build folder deeper down (BUILDDIR=_build/site, or Sphinx's _build/html): the file on its way
+    found = committed_build.problems([repo / "_build/site"], repo)
+    assert [
+        (location.endswith("_build:1"), message.startswith("KB059 a file")) for location, message in found
+    ] == [(True, True)]
+
+
+def test_a_checkout_git_cannot_list_is_refused_not_trusted(tmp_path, monkeypatch):
+    """Inside a checkout, "git could not say" is no "nothing is committed"."""
+    root = tiny_project(tmp_path / "kb")
+    commit(root, "docs")
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "no-such-git-dir"))
+    out = assert_fails_at(root, "KB059 git cannot list the files of this checkout", timeout=300)
+    assert "safe.directory" in out

@@ -10,14 +10,20 @@ stamp calls done, and publish the committed output folder as it is.
 
 So ``KB059`` names each file git tracks in the output or doctree folder, and
 the build stops before Sphinx loads its environment (``config-inited``).
-``make html`` runs the same check first (``python -m
-kb.guard.committed_build FOLDER``), since with a committed stamp it would
-not start Sphinx at all. Outside a git checkout (a source archive) no file
-is tracked, and there is nothing to check.
+``make html`` runs the same check first (``python -P -m
+kb.guard.committed_build FOLDER``: -P, so that a committed ``kb/`` at the
+top cannot stand in for this module), since with a committed stamp it
+would not start Sphinx at all. The way to the folders counts too: a
+committed ``_build`` that is a symbolic link or a file is refused. Inside a
+checkout, git must be able to list its files: when it cannot (another
+user's checkout without ``safe.directory``, no git), that is KB059 too.
+Outside a checkout (a source archive) nothing is tracked, and there is
+nothing to check.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -35,45 +41,93 @@ MESSAGE = (
     "build would trust it: remove it from git (git rm --cached <file>) and keep "
     "the build folder in .gitignore"
 )
+NO_GIT = (
+    "KB059 git cannot list the files of this checkout ({why}), so the build "
+    "cannot tell whether its build folder was committed; fix git (for a "
+    "checkout owned by another user: git config --global --add safe.directory "
+    "<checkout>)"
+)
 
 
-def tracked(folder: Path) -> list[Path]:
-    """The files git tracks under ``folder`` (none outside a checkout)."""
-    if not folder.is_dir():
-        return []  # a checkout has every file it tracks
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess | None:
     try:
-        proc = subprocess.run(
-            ["git", "ls-files", "-z", "--", "."], cwd=folder, capture_output=True, timeout=120, check=False
-        )
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.SubprocessError):
-        return []  # no git: no checkout to ask
-    if proc.returncode != 0:
-        return []  # not inside a git work tree
-    return [folder / name for name in proc.stdout.decode("utf-8", "replace").split("\0") if name]
+        return None
+
+
+def _why(proc: subprocess.CompletedProcess | None) -> str:
+    if proc is None:
+        return "git did not run"
+    lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[0] if lines else f"exit status {proc.returncode}"
+
+
+def committed(folder: Path, start: Path) -> tuple[list[Path], str | None]:
+    """(the files git tracks in ``folder``, on the way to it from the
+    checkout's top, or as a symbolic link leading to it; and why git could
+    not tell, if so).
+
+    ``start`` is a folder of the checkout (conf.py's). Outside a checkout (no
+    ``.git`` above it: a source archive) nothing is tracked. A committed
+    ``_build`` that is a link (Sphinx follows it to wherever it points) or a
+    file is itself a tracked file on the way."""
+    start = Path(os.path.abspath(start))
+    if not any((d / ".git").exists() for d in (start, *start.parents)):
+        return [], None
+    top = _git(["rev-parse", "--show-toplevel"], start)
+    if top is None or top.returncode != 0:
+        return [], _why(top)
+    root = Path(top.stdout.decode("utf-8", "replace").strip()).resolve()
+    listed = _git(["ls-files", "-s", "-z"], root)
+    if listed is None or listed.returncode != 0:
+        return [], _why(listed)
+    way = Path(os.path.abspath(folder)).resolve()
+    inside = way.relative_to(root).as_posix() if way.is_relative_to(root) else None
+    found = []
+    for entry in listed.stdout.decode("utf-8", "replace").split("\0"):
+        if not entry:
+            continue
+        info, _, name = entry.partition("\t")
+        path = root / name
+        if (
+            inside is not None
+            and inside != "."
+            and (name == inside or name.startswith(inside + "/") or inside.startswith(name + "/"))
+        ):
+            found.append(path)  # in the folder, or a file where a folder on the way should be
+        elif info.startswith("120000 ") and (path.resolve() == way or path.resolve() in way.parents):
+            found.append(path)  # a link that leads to it
+    return found, None
+
+
+def problems(folders: list[Path], start: Path) -> list[tuple[str, str]]:
+    """(location, message) for each committed file and each folder git could not list."""
+    found: dict[str, str] = {}
+    for folder in folders:
+        files, why = committed(folder, start)
+        if why is not None:
+            found.setdefault(f"{shown(folder)}:1", NO_GIT.format(why=why))
+        for path in files:
+            found.setdefault(f"{shown(path)}:1", MESSAGE)
+    return list(found.items())
 
 
 def on_config_inited(app, config) -> None:
-    folders = [Path(f).resolve() for f in (app.outdir, app.doctreedir)]
-    found = dict.fromkeys(path for folder in folders for path in tracked(folder))
-    for path in found:
-        logger.warning(
-            MESSAGE,
-            location=f"{shown(path)}:1",
-            type="kb",
-            subtype="committed-build",
-        )
+    found = problems([Path(app.outdir), Path(app.doctreedir)], Path(app.confdir))
+    for location, message in found:
+        logger.warning(message, location=location, type="kb", subtype="committed-build")
     if found:
         raise BuildStopped
 
 
 def main(argv: list[str]) -> int:
-    """``python -m kb.guard.committed_build FOLDER…``: the same check, for make."""
-    status = 0
-    for folder in map(Path, argv):
-        for path in tracked(folder.resolve()):
-            print(f"{shown(path)}:1: {MESSAGE}", file=sys.stderr)
-            status = 2
-    return status
+    """``python -P -m kb.guard.committed_build FOLDER…``: the same check, for
+    make, run from the checkout."""
+    found = problems([Path(f) for f in argv], Path.cwd())
+    for location, message in found:
+        print(f"{location}: {message}", file=sys.stderr)
+    return 2 if found else 0
 
 
 def setup(app) -> dict[str, Any]:
