@@ -22,6 +22,17 @@ const MAX_SUBRESULTS = 3;
 const ROOT_URL = new URL("../", import.meta.url);
 const load = (result, terms) => pageData(result, terms, ROOT_URL);
 
+// The page's words, from the site's message catalog: kb.search.index puts
+// them in the page (#kb-search-text), so that an edition in another language
+// translates them with the rest. "{name}" in a text is replaced by a value.
+let pageText = null;
+function say(key, values = {}) {
+  pageText ??= JSON.parse(document.getElementById("kb-search-text")?.textContent || "{}");
+  const text = pageText[key];
+  if (text === undefined) throw new Error(`kb-search: no text ${key} in #kb-search-text`);
+  return text.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
+}
+
 // Pagefind's excerpts and ours are escaped text with <mark> inserted; only
 // the marks stay markup.
 function safeExcerpt(excerpt) {
@@ -120,20 +131,20 @@ async function runQuery(asked, since = performance.now()) {
   container.removeAttribute("data-search-done");
   for (const box of document.querySelectorAll("input[name=q]")) if (box.value !== raw) box.value = raw;
   if (!raw.trim()) {
-    status.textContent = "请输入关键词。";
-    message(container, "在上面的搜索框输入中文或英文关键词，例如：混合精度、NCCL 超时、mixed precision。");
+    status.textContent = say("enterQuery");
+    message(container, say("hint"));
     container.dataset.searchQuery = "";
     done(container, raw);
     return;
   }
-  status.textContent = "正在搜索……";
+  status.textContent = say("searching");
   let results;
   try {
     const pagefind = await loadPagefind();
     results = await search(pagefind, raw, aliasGroups(), RESULTS_PER_PAGE, load);
   } catch (error) {
     if (run !== newestRun) return;
-    status.textContent = "搜索索引加载失败，请刷新页面重试。";
+    status.textContent = say("failed");
     message(container, status.textContent);
     done(container, raw);
     throw error;
@@ -152,8 +163,8 @@ async function runQuery(asked, since = performance.now()) {
     showCount(status, results.total, results.top.length);
     if (results.total > results.top.length) container.append(moreButton(run, results, list, status));
   } else {
-    status.textContent = "没有找到相关页面。";
-    message(container, `没有找到与“${raw}”相关的页面。换个说法，或试试英文名、缩写，也可以浏览全部文章。`);
+    status.textContent = say("none");
+    message(container, say("noneFor", { query: raw }));
     container.prepend(...cutNotice);
   }
   done(container, raw);
@@ -162,7 +173,7 @@ async function runQuery(asked, since = performance.now()) {
 function cutQueryNotice() {
   const p = document.createElement("p");
   p.className = "kb-search-cut";
-  p.textContent = `查询太长，只搜索了前 ${MAX_QUERY} 个字。`;
+  p.textContent = say("cut", { max: MAX_QUERY });
   return p;
 }
 
@@ -187,7 +198,7 @@ function writeUrl() {
 // The end of a run: its results (or message) are shown.
 function done(container, raw) {
   container.setAttribute("data-search-done", "");
-  document.title = raw.trim() ? `${raw} - 搜索` : "搜索";
+  document.title = raw.trim() ? say("titleFor", { query: raw }) : say("title");
   writeUrl();
 }
 
@@ -196,12 +207,12 @@ function done(container, raw) {
 function partialNotice(query) {
   const p = document.createElement("p");
   p.className = "kb-search-partial";
-  p.textContent = `没有页面含有“${query}”：下面的页面只含其中的部分字词。`;
+  p.textContent = say("partial", { query });
   return p;
 }
 
 function showCount(status, total, shown) {
-  status.textContent = `找到 ${total} 篇相关页面${total > shown ? `，显示前 ${shown} 篇` : ""}。`;
+  status.textContent = total > shown ? say("foundSome", { total, shown }) : say("found", { total });
 }
 
 // 显示更多结果: the next results, in rank order, below those shown; focus
@@ -210,7 +221,7 @@ function moreButton(run, results, list, status) {
   const button = document.createElement("button");
   button.type = "button";
   button.className = "kb-search-more";
-  button.textContent = "显示更多结果";
+  button.textContent = say("more");
   let shown = results.top.length;
   button.addEventListener("click", async () => {
     button.disabled = true;

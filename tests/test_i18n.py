@@ -218,11 +218,18 @@ def write_po(path: Path, messages: dict[str, str]) -> None:
 
 def test_an_english_edition_is_a_translation_of_kb_po(build_root, tmp_path):
     locale = tmp_path / "locale"
-    write_po(locale / "en" / "LC_MESSAGES" / "kb.po", {"全部 {count} 篇……": "All {count} articles…"})
+    write_po(
+        locale / "en" / "LC_MESSAGES" / "kb.po",
+        {"全部 {count} 篇……": "All {count} articles…", "显示更多结果": "More results"},
+    )
     app = build_root("ext-nav", confoverrides={"language": "en", "locale_dirs": [str(locale)]})
     html = (Path(app.outdir) / "guide" / "p08.html").read_text(encoding="utf-8")
     assert "All 15 articles…" in html
     assert "全部 15 篇" not in html
+    # the search page's script says what kb.search.index hands it, from the same catalog
+    from kb.search.index import search_text
+
+    assert search_text()["more"] == "More results"
 
 
 def test_gettext_builder_lists_the_extensions_and_templates_strings(build_root):
@@ -231,7 +238,15 @@ def test_gettext_builder_lists_the_extensions_and_templates_strings(build_root):
     )
     with (Path(app.outdir) / "kb.pot").open("rb") as f:
         ids = {m.id for m in read_po(f) if m.id}
-    for message in ("相关文章", "全部 {count} 篇……", "编者注", "参考来源", "出现在：", "按拼音首字母："):
+    for message in (
+        "相关文章",
+        "全部 {count} 篇……",
+        "编者注",
+        "参考来源",
+        "出现在：",
+        "按拼音首字母：",
+        "找到 {total} 篇相关页面，显示前 {shown} 篇。",  # the search page's script (kb.search.index)
+    ):
         assert message in ids, message
     with (Path(app.outdir) / "sphinx.pot").open("rb") as f:
         ids = {m.id for m in read_po(f) if m.id}

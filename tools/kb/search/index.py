@@ -37,6 +37,7 @@ from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
 from kb.core.builders import is_website
+from kb.core.i18n import _
 from kb.pages.glossary import term_anchors
 from kb.search import pagefind as kb_pagefind
 from kb.site import output_state as kb_output_state
@@ -115,12 +116,33 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
     context["kb_search_weight"] = "0.5" if pagename.split("/")[-1] == "index" else ""
     if pagename == "search":
         glossary = app.builder.get_relative_uri("search", "glossary")
-        anchors = {name: anchor for name, (_, anchor) in term_anchors(app.env).items()}
+        anchors = {name: anchor for name, (_kind, anchor) in term_anchors(app.env).items()}
         aliases = [
             {**entry, "url": f"{glossary}#{_term_id(anchors, entry)}"}
             for entry in load_aliases(Path(app.config.kb_data_dir))
         ]
         context["kb_search_aliases"] = json_for_script(aliases)
+        context["kb_search_text"] = json_for_script(search_text())
+
+
+def search_text() -> dict[str, str]:
+    """What the search page says, for _static/kb-search.js ("{name}": a value
+    the script puts in)."""
+    return {
+        "enterQuery": _("请输入关键词。"),
+        "hint": _("在上面的搜索框输入中文或英文关键词，例如：混合精度、NCCL 超时、mixed precision。"),
+        "searching": _("正在搜索……"),
+        "failed": _("搜索索引加载失败，请刷新页面重试。"),
+        "none": _("没有找到相关页面。"),
+        "noneFor": _("没有找到与“{query}”相关的页面。换个说法，或试试英文名、缩写，也可以浏览全部文章。"),
+        "cut": _("查询太长，只搜索了前 {max} 个字。"),
+        "title": _("搜索"),
+        "titleFor": _("{query} - 搜索"),
+        "partial": _("没有页面含有“{query}”：下面的页面只含其中的部分字词。"),
+        "found": _("找到 {total} 篇相关页面。"),
+        "foundSome": _("找到 {total} 篇相关页面，显示前 {shown} 篇。"),
+        "more": _("显示更多结果"),
+    }
 
 
 # Inside <script>, "</script", "<!--" and "<script" change how the HTML
@@ -212,6 +234,7 @@ def on_build_finished(app, exception) -> None:
 
 
 def setup(app) -> dict[str, Any]:
+    app.setup_extension("kb.core.i18n")
     app.setup_extension("kb.pages.frontmatter")  # provides kb_data_dir
     app.setup_extension("kb.site.output_state")
     app.set_translator("html", IndexedPageTranslator)
