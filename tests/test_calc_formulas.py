@@ -82,6 +82,33 @@ def test_the_browser_port_passes_the_same_cases():
     assert passed >= len(CASES["compute"]) + len(CASES["format"]) + len(CASES["parse"]) + len(CASES["fit"])
 
 
+def test_the_browser_words_a_refused_input_as_the_catalog_does():
+    """formulas.js has formulas.py's table of messages (the catalog's source
+    strings); the page hands it their translations (text.messages), which a
+    refused input then shows."""
+    proc = subprocess.run(
+        [
+            "node",
+            "--input-type=module",
+            "-e",
+            'import("./_static/kb-calc/formulas.js").then((m) => {'
+            " const say = m.wording({ ...m.MESSAGES, min: 'at least {limit}' });"
+            " console.log(JSON.stringify([m.MESSAGES, m.parseInput({ min: 1, max: 9 }, '0', null, say)[1]])); })",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    messages, refused = json.loads(proc.stdout)
+    assert messages == formulas.MESSAGES
+    assert refused == "at least 1"
+    assert formulas.parse_input({"min": 1, "max": 9}, "0", say=lambda kind, **v: f"{kind} {v}") == (
+        None,
+        "min {'limit': '1'}",
+    )
+
+
 # The calculators start from the articles' corrected figures: each pair is a
 # claims register entry (its `shows`, the value the 编者注 gives) and the
 # calculator output that reproduces it with the article's inputs.

@@ -8,7 +8,7 @@
 //   results say what to fix: never NaN or Infinity.
 // - Labels, units and messages come from the page (the build's translations).
 
-import { CALCULATORS, HORIZON_MONTHS, fit, formatNumber, parseInput } from "./formulas.js";
+import { CALCULATORS, HORIZON_MONTHS, fit, formatNumber, parseInput, wording } from "./formulas.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -142,7 +142,7 @@ function mount(root, index) {
     let bad = 0;
     for (const [name, { spec, control, error }] of Object.entries(fields)) {
       const choices = spec.choices ? Object.keys(spec.choices) : null;
-      const [value, message] = parseInput(spec, control.value, choices);
+      const [value, message] = parseInput(spec, control.value, choices, wording(t.messages));
       error.textContent = message ?? "";
       if (message) {
         control.setAttribute("aria-invalid", "true");

@@ -107,21 +107,37 @@ export const CALCULATORS = {
 
 // -- inputs (formulas.py parse_input) ---------------------------------------------------
 
-export function parseInput(spec, raw, choices = null) {
+// What a refused input is told, by kind ("{limit}": the limit, formatted):
+// formulas.py MESSAGES, the catalog's source strings. A page passes `say`
+// with their translations (kb.calc.directive puts them in text.messages).
+export const MESSAGES = {
+  choose: "请从列表中选择",
+  empty: "请填写数值",
+  number: "请输入数字",
+  integer: "请输入整数",
+  min: "不能小于 {limit}",
+  max: "不能大于 {limit}",
+};
+
+export function wording(messages) {
+  return (kind, values = {}) => messages[kind].replace(/\{(\w+)\}/g, (whole, name) => (name in values ? values[name] : whole));
+}
+
+export function parseInput(spec, raw, choices = null, say = wording(MESSAGES)) {
   if (spec.choices) {
     const keys = choices || Object.keys(spec.choices);
     const text = String(raw ?? "").trim();
-    return keys.includes(text) ? [text, null] : [null, "请从列表中选择"];
+    return keys.includes(text) ? [text, null] : [null, say("choose")];
   }
   const text = String(raw ?? "").trim().replace(/[,，]/g, "");
-  if (text === "") return [null, "请填写数值"];
+  if (text === "") return [null, say("empty")];
   // Python's float(): decimal or exponent notation, nothing else ("0x10", "1e" refused)
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text)) return [null, "请输入数字"];
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text)) return [null, say("number")];
   const value = Number(text);
-  if (!Number.isFinite(value)) return [null, "请输入数字"];
-  if (spec.integer && !Number.isInteger(value)) return [null, "请输入整数"];
-  if (value < spec.min) return [null, `不能小于 ${formatNumber(spec.min)}`];
-  if (value > spec.max) return [null, `不能大于 ${formatNumber(spec.max)}`];
+  if (!Number.isFinite(value)) return [null, say("number")];
+  if (spec.integer && !Number.isInteger(value)) return [null, say("integer")];
+  if (value < spec.min) return [null, say("min", { limit: formatNumber(spec.min) })];
+  if (value > spec.max) return [null, say("max", { limit: formatNumber(spec.max) })];
   return [value, null];
 }
 

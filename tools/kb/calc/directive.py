@@ -272,6 +272,7 @@ class CalculatorDirective(SphinxDirective):
                 "years": _("年"),
                 "yearsFormula": _("回本月数 ÷ 12"),
                 "months": _("个月"),
+                "messages": {kind: _(message) for kind, message in formulas.MESSAGES.items()},
             },
         }
 

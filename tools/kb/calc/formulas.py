@@ -40,8 +40,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from kb.core.i18n import N_
 
 GB = 1e9
 HORIZON_MONTHS = 36
@@ -214,28 +217,47 @@ CALCULATORS = {
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", re.IGNORECASE)
 
 
-def parse_input(spec: dict, raw: Any, choices: list[str] | None = None) -> tuple[Any, str | None]:
+# What a refused input is told, by kind ("{limit}": the limit, formatted):
+# the catalog's source strings (kb.core.i18n). formulas.js has the same table.
+MESSAGES = {
+    "choose": N_("请从列表中选择"),
+    "empty": N_("请填写数值"),
+    "number": N_("请输入数字"),
+    "integer": N_("请输入整数"),
+    "min": N_("不能小于 {limit}"),
+    "max": N_("不能大于 {limit}"),
+}
+
+
+def untranslated(kind: str, **values: str) -> str:
+    return MESSAGES[kind].format(**values)
+
+
+def parse_input(
+    spec: dict, raw: Any, choices: list[str] | None = None, say: Callable[..., str] = untranslated
+) -> tuple[Any, str | None]:
     """(value, None) or (None, message): one rule for the page and the browser
     (formulas.js parseInput): a number within the limits, an integer where asked,
-    or one of the choices."""
+    or one of the choices. ``say(kind, **values)`` words the message (the
+    page's language: kb.calc.directive passes its translation)."""
     if "choices" in spec:
         keys = choices if choices is not None else list(spec["choices"])
         text = str(raw).strip()
-        return (text, None) if text in keys else (None, "请从列表中选择")
+        return (text, None) if text in keys else (None, say("choose"))
     text = str(raw).strip().replace(",", "").replace("，", "")
     if text == "":
-        return None, "请填写数值"
+        return None, say("empty")
     if not NUMBER.fullmatch(text):
-        return None, "请输入数字"
+        return None, say("number")
     value = float(text)
     if not math.isfinite(value):
-        return None, "请输入数字"
+        return None, say("number")
     if spec.get("integer") and value != int(value):
-        return None, "请输入整数"
+        return None, say("integer")
     if value < spec["min"]:
-        return None, f"不能小于 {format_number(spec['min'])}"
+        return None, say("min", limit=format_number(spec["min"]))
     if value > spec["max"]:
-        return None, f"不能大于 {format_number(spec['max'])}"
+        return None, say("max", limit=format_number(spec["max"]))
     return (int(value) if spec.get("integer") else value), None
 
 
