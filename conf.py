@@ -39,6 +39,7 @@ extensions = [
     "kb.pages.frontmatter",
     "kb.guard.raw_html",
     "kb.guard.untrusted",
+    "kb.guard.templates",
     "kb.guard.silent_loss",
     "kb.guard.html",
     "kb.pages.listings",
@@ -95,6 +96,9 @@ html_static_path = ["_static"]
 # that file, at the site's root; kb.guard.html checks the pages against it.
 html_extra_path = ["_static/_headers"]
 templates_path = ["_templates"]
+# Sphinx's template bridge, refusing a template name that leaves the template
+# folders (kb.guard.templates: its loader would read any file of the machine)
+template_bridge = "kb.guard.templates.ConfinedTemplates"
 html_css_files = ["kb.css"]
 # Local favicon: without one, browsers request /favicon.ico and log a 404.
 html_favicon = "_static/favicon.svg"

@@ -1,0 +1,65 @@
+"""Contributed templates cannot read files of the machine that builds the
+site (kb.guard.templates): Sphinx's loader joins any name onto the templates
+folder, '..' and absolute paths included, so an include in _templates/ put
+CI's token (.git/config) or environment (/proc/self/environ) into every page.
+
+- a literal name that leaves the folders: KB011 at its line, before building;
+- a name the template computes: KB011 when the page is written, and the
+  include renders as nothing;
+- a file the book builders would render as a template (latex.tex_t): KB018.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_data_errors import assert_fails_at, build, tiny_project
+
+pytestmark = pytest.mark.slow
+
+SECRET = "KB-TEMPLATE-SECRET-5d1"
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / "secret.txt").write_text(SECRET + "\n", encoding="utf-8")
+    return tiny_project(tmp_path / "kb")
+
+
+def include(root, statement: str) -> int:
+    """Put ``statement`` before the page body of _templates/page.html; its line."""
+    page = root / "_templates/page.html"
+    text = page.read_text(encoding="utf-8")
+    at = text.index("{{ ns.html }}")
+    page.write_text(text[:at] + statement + text[at:], encoding="utf-8")
+    return text.count("\n", 0, at) + 1
+
+
+def published(root) -> str:
+    return "\n".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in (root / "_build/html").rglob("*.html")
+    )
+
+
+@pytest.mark.parametrize("name", ["{secret}", "../../secret.txt", "/proc/self/environ"])
+def test_a_template_naming_a_file_outside_its_folder_is_refused(root, name):
+    line = include(root, f'<pre>{{% include "{name.format(secret=root.parent / "secret.txt")}" %}}</pre>')
+    out = assert_fails_at(
+        root, f"_templates/page.html:{line}: WARNING: KB011 a template includes", timeout=300
+    )
+    assert SECRET not in out
+    assert not (root / "_build/html/index.html").exists() or SECRET not in published(root)
+
+
+def test_a_computed_name_is_refused_when_the_page_is_written(root):
+    include(root, '{%- set leak = "/".join(["..", "..", "secret.txt"]) -%}<pre>{% include leak %}</pre>')
+    code, out = build(root, timeout=300)
+    assert code != 0 and "Traceback" not in out, out[-3000:]
+    assert "KB011 a template includes '../../secret.txt'" in out, out[-3000:]
+    assert SECRET not in published(root) and SECRET not in out
+
+
+def test_a_template_for_the_book_builders_is_refused(root):
+    (root / "_templates/latex.tex_t").write_text("<%= include('/etc/passwd') %>\n", encoding="utf-8")
+    assert_fails_at(
+        root, "_templates/latex.tex_t:1: WARNING: KB018 the templates folder holds only", timeout=300
+    )

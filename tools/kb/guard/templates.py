@@ -1,0 +1,131 @@
+"""Templates read templates, not any file of the machine that builds the site.
+
+Sphinx's template loader joins a template's name onto each templates folder
+as it is written ("not so strict about '..' entries", its docstring says),
+so in a contributed template ``{% include "../.git/config" %}`` or
+``{% include "/proc/self/environ" %}`` would put CI's token or environment
+into every published page. Jinja's sandbox, which Sphinx uses, stops code
+in templates, not file names.
+
+So, before anything is built (``builder-inited``, every builder):
+
+- the templates folders hold HTML templates only: the LaTeX and EPUB
+  builders would also render a ``*_t`` file there (``latex.tex_t`` …) with
+  the same loader, for the books (``KB018``);
+- a template that names another one by a literal that is absolute, climbs
+  out with ``..``, or holds a NUL or a backslash is refused at its line
+  (``KB011``).
+
+And while pages are written, the builder's template bridge (Sphinx's
+documented ``template_bridge`` setting, conf.py) is Sphinx's own with one
+change: such a name, however the template computed it, is refused
+(``KB011``) and renders as nothing. Every other name is looked up exactly as
+before.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from sphinx.jinja2glue import BuiltinTemplateLoader
+from sphinx.util import logging
+
+from kb.guard.silent_loss import BuildStopped
+from kb.guard.untrusted import shown
+
+logger = logging.getLogger(__name__)
+
+
+def confined(name: str) -> bool:
+    """Whether a template name stays inside the folders it is looked up in."""
+    if not name or "\0" in name or "\\" in name or name.startswith("/"):
+        return False
+    if len(name) > 1 and name[1] == ":":  # a drive letter
+        return False
+    return ".." not in name.split("/")
+
+
+def _named_at(folders: list[Path], name: str) -> str | None:
+    """path:LINE of the first template that writes ``name`` out."""
+    for folder in folders:
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+            if not path.is_file() or path.is_symlink():
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            at = text.find(name)
+            if at >= 0:
+                return f"{shown(path)}:{text.count(chr(10), 0, at) + 1}"
+    return None
+
+
+class ConfinedTemplates(BuiltinTemplateLoader):
+    """Sphinx's template bridge; names that leave the template folders are refused."""
+
+    def get_source(self, environment, template: str):
+        name = template.removeprefix("!")
+        if confined(name):
+            return super().get_source(environment, template)
+        config = self.builder.config if hasattr(self, "builder") else None
+        folders = [Path(self.builder.confdir, p) for p in config.templates_path] if config else []
+        logger.warning(
+            "KB011 a template includes %r: templates may name only other templates, "
+            "inside the templates folders (no absolute path, no '..'); remove it",
+            template,
+            location=_named_at(folders, name) or (folders[0].as_posix() if folders else None),
+            type="kb",
+            subtype="template",
+        )
+        return "", template, lambda: True
+
+    def init(self, builder, theme=None, dirs=None) -> None:
+        self.builder = builder
+        super().init(builder, theme, dirs)
+
+
+# {% include "x" %}, {% import 'x' as y %}, {% from "x" import y %}, {% extends "x" %}
+NAMED = re.compile(r"{%-?\s*(?:include|import|from|extends)\s+([\"'])(.*?)\1", re.S)
+
+
+def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
+    """(path:LINE, KB line) for what the templates folders may not hold."""
+    found = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+            if path.is_dir():
+                continue
+            if path.suffix.lower() != ".html":
+                found.append(
+                    (
+                        f"{shown(path)}:1",
+                        "KB018 the templates folder holds only the site's HTML templates (.html); "
+                        "a book builder would render this file as a template too: remove it",
+                    )
+                )
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for match in NAMED.finditer(text):
+                if not confined(match.group(2)):
+                    found.append(
+                        (
+                            f"{shown(path)}:{text.count(chr(10), 0, match.start()) + 1}",
+                            f"KB011 a template includes {match.group(2)!r}: templates may name only "
+                            "other templates, inside the templates folders (no absolute path, no '..'); "
+                            "remove it",
+                        )
+                    )
+    return found
+
+
+def on_builder_inited(app) -> None:
+    found = template_problems([Path(app.confdir, p) for p in app.config.templates_path])
+    for location, message in found:
+        logger.warning(message, location=location, type="kb", subtype="template")
+    if found:
+        raise BuildStopped
+
+
+def setup(app) -> dict[str, Any]:
+    app.connect("builder-inited", on_builder_inited)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
