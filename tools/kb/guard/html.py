@@ -59,9 +59,44 @@ from kb.guard.untrusted import is_remote, shown, url_scheme
 logger = logging.getLogger(__name__)
 
 CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)|@import\s+['\"]([^'\"]+)", re.IGNORECASE)
+# image-set("a.png" 1x) and cross-fade("a.png", …) load the strings they hold
+CSS_IMAGE_SET = re.compile(r"(?:-webkit-)?(?:image-set|cross-fade)\(", re.IGNORECASE)
+CSS_STRING = re.compile(r"([\"'])(.*?)\1", re.S)
+# \75 rl( is url( to a browser: escapes are undone before reading
+CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})([ \t\r\n\f]?)|(.))", re.S)
+
+
+def css_unescaped(css: str) -> str:
+    """CSS with its escapes undone, line breaks kept where they were."""
+
+    def one(m: re.Match) -> str:
+        if m.group(1) is None:
+            return m.group(3)  # \x is x (an escaped line break stays one)
+        code = int(m.group(1), 16)
+        char = chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+        return (" " if char in "\r\n\f" else char) + ("\n" if m.group(2) and m.group(2) in "\r\n\f" else "")
+
+    return CSS_ESCAPE.sub(one, css)
+
+
+def css_urls(css: str) -> list[tuple[int, str]]:
+    """(offset, URL) of what a stylesheet loads, in its unescaped text."""
+    text = css_unescaped(css)
+    found = [(m.start(), m.group(1) or m.group(2)) for m in CSS_URL.finditer(text)]
+    for m in CSS_IMAGE_SET.finditer(text):
+        depth, end = 1, m.end()
+        while end < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        found += [(s.start(), s.group(2)) for s in CSS_STRING.finditer(text, m.end(), end)]
+    return sorted(found)
 
 DATA_BLOCKS = {"application/json", "application/ld+json", "text/plain"}
 EMBEDDING = {"iframe", "frame", "frameset", "object", "embed", "applet"}
+# Elements whose content browsers read as text up to their end tag
+# (HTML's raw text and escapable raw text elements, <noscript> with
+# scripting on); html.parser does so only for <script> and <style>.
+RAW_TEXT = {"title", "textarea", "xmp", "iframe", "noembed", "noframes", "noscript"}
 # <link rel> values that make the browser fetch or connect
 FETCHING_RELS = {
     "stylesheet",
@@ -91,7 +126,11 @@ URL_ATTRS = {
     "longdesc",
     "codebase",
 }
-LOADED_ATTRS = {"src", "poster", "data", "background", "srcset"}
+LOADED_ATTRS = {"src", "poster", "data", "background", "srcset", "imagesrcset", "ping"}
+# a form sends what the reader types to its action: to this site only
+SUBMITTING_ATTRS = {"action", "formaction"}
+# lists of URLs: srcset-like ("a.png 1x, b.png 2x") and ping (space-separated)
+LIST_ATTRS = {"srcset", "imagesrcset"}
 DATA_IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp)[;,]", re.IGNORECASE)
 
 _build_start: dict[str, float] = {"time": 0.0}
@@ -130,6 +169,7 @@ class _Scanner(HTMLParser):
         self.csp_meta = False
         self._inline: tuple[int, list[str]] | None = None  # an inline script being read
         self._style = False
+        self._noscript: tuple[int, list[str]] | None = None
 
     def handle_starttag(self, tag: str, pairs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
@@ -147,16 +187,29 @@ class _Scanner(HTMLParser):
         if tag == "script" and "src" not in attrs and attrs.get("type", "").lower() not in DATA_BLOCKS:
             self._inline = (line, [])
         self._style = tag == "style"
+        if tag in RAW_TEXT:
+            # html.parser reads only <script> and <style> as raw text; a browser
+            # reads these up to their end tag too (what looks like a tag inside
+            # is text, and what looks like an attribute may close them)
+            self.set_cdata_mode(tag)
+            if tag == "noscript":  # and, with scripting off, as HTML
+                self._noscript = (line, [])
 
     handle_startendtag = handle_starttag
 
     def handle_data(self, data: str) -> None:
-        if self._inline is not None:
+        if self._noscript is not None:
+            self._noscript[1].append(data)
+        elif self._inline is not None:
             self._inline[1].append(data)
         elif self._style:
             self.found += [(self.getpos()[0], what) for what in _css_problems("style", data)]
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "noscript" and self._noscript is not None:
+            line, body = self._noscript
+            self._noscript = None
+            self.found += [(line + at - 1, what) for at, what in scan("".join(body))[0]]
         if tag == "script" and self._inline is not None:
             line, body = self._inline
             self.found.append(
@@ -174,12 +227,21 @@ class _Scanner(HTMLParser):
         super().close()
         if self._inline is not None:  # never closed: the rest of the file is script
             self.handle_endtag("script")
+        if self._noscript is not None:
+            self.handle_endtag("noscript")
+
+
+# An end tag with something after its name (</style x>, </title/>): a browser
+# ignores the rest; html.parser (before Python 3.13) takes it for text, and
+# inside <style> or <title> would read the rest of the file as text.
+END_TAG_REST = re.compile(r"</([a-zA-Z][^\t\n\r\f />]*)[\t\n\r\f /][^>]*>")
 
 
 def scan(text: str) -> tuple[list[tuple[int, str]], bool]:
     """(line, what is wrong) for every finding in one file's HTML or SVG, and
     whether it carries the site's policy as <meta>."""
     scanner = _Scanner()
+    text = END_TAG_REST.sub(lambda m: f"</{m[1]}>" + "\n" * m[0].count("\n"), text)
     scanner.feed(text)
     scanner.close()
     return sorted(scanner.found), scanner.csp_meta
@@ -202,16 +264,25 @@ def _tag_problems(tag: str, attrs: dict[str, str], pairs: list[tuple[str, str | 
         value = value or ""
         if name.startswith("on"):
             yield f"event handler {name}= on <{tag}>; attach it from a script file"
-        elif name in URL_ATTRS or name == "srcset":
+        elif name in URL_ATTRS or name in LIST_ATTRS:
             yield from _url_problems(tag, name, value, attrs)
         elif name == "style":
             yield from _css_problems(tag, value)
     if tag == "script" and "src" in attrs and is_remote(attrs["src"]):
         yield f"script from another host: {attrs['src']!r}"
+    if tag == "meta" and attrs.get("name", "").lower() == "referrer":
+        yield "<meta name=referrer> changes what the site's links tell other sites; the policy is a header"
+    if tag == "plaintext":
+        yield "<plaintext> makes the rest of the page text, read differently by browsers and this check"
 
 
 def _url_problems(tag: str, name: str, value: str, attrs: dict[str, str]):
-    urls = [part.strip().split(" ")[0] for part in value.split(",")] if name == "srcset" else [value]
+    if name in LIST_ATTRS:
+        urls = [part.strip().split(" ")[0] for part in value.split(",")]
+    elif name == "ping":
+        urls = value.split()
+    else:
+        urls = [value]
     for url in urls:
         scheme = url_scheme(url)
         if scheme in ("javascript", "vbscript") or (
@@ -225,7 +296,9 @@ def _url_problems(tag: str, name: str, value: str, attrs: dict[str, str]):
 
 def _loads(tag: str, name: str, attrs: dict[str, str]) -> bool:
     """Whether the browser fetches this URL by itself (not a link to follow)."""
-    if name in LOADED_ATTRS:
+    if name in LOADED_ATTRS or name in SUBMITTING_ATTRS:
+        return True
+    if name in ("href", "xlink:href") and tag in XML_LOADS:  # inline <svg>: <image href>, <use href>
         return True
     if tag == "link" and name == "href":
         return bool(FETCHING_RELS & set(attrs.get("rel", "").lower().split()))
@@ -233,8 +306,7 @@ def _loads(tag: str, name: str, attrs: dict[str, str]) -> bool:
 
 
 def _css_problems(tag: str, css: str):
-    for match in CSS_URL.finditer(css):
-        url = match.group(1) or match.group(2)
+    for _offset, url in css_urls(css):
         if is_remote(url) and url_scheme(url.strip()) != "data":  # data: is inline, CSP img-src
             yield f"style on <{tag}> loads {url[:80]!r} from another host"
 
@@ -346,11 +418,12 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
     if path.suffix.lower() in XML_TYPES:
         return sorted(set(scan(text)[0] + scan_xml(text)))
     if path.suffix.lower() == ".css":
-        starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        unescaped = css_unescaped(text)  # the same lines as the file's
+        starts = [0] + [m.end() for m in re.finditer("\n", unescaped)]
         return [
-            (bisect.bisect_right(starts, m.start()), what)
-            for m in CSS_URL.finditer(text)
-            for what in _css_problems("style", m.group(0))
+            (bisect.bisect_right(starts, offset), f"style on <style> loads {url[:80]!r} from another host")
+            for offset, url in css_urls(text)
+            if is_remote(url) and url_scheme(url.strip()) != "data"
         ]
     found, has_policy = scan(text)
     if page and _policy["meta"] and not has_policy:
