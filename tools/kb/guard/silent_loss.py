@@ -235,11 +235,101 @@ def on_env_updated(app, env) -> None:
         raise BuildStopped
 
 
+# -- KB061 a page file the build does not read ---------------------------------------
+
+# Suffixes of files that look like pages (a contributor means them to be one)
+PAGE_LIKE = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".rst", ".ipynb"})
+
+
+def unread_pages(app, env) -> list[Path]:
+    """Files under docs/ that look like pages but are no document of the
+    build: another suffix (.MD, .markdown, .rst), or an excluded name.
+    README.md files are notes for people browsing the repository (conf.py
+    excludes them on purpose)."""
+    srcdir = Path(app.srcdir)
+    read = {Path(env.doc2path(doc)) for doc in env.found_docs}
+    found = []
+    for path in sorted(srcdir.rglob("*")):
+        rel = path.relative_to(srcdir)
+        if rel.parts[0] == "_build" or path.name == "README.md" or not path.is_file():
+            continue
+        if path.suffix.lower() in PAGE_LIKE and path not in read:
+            found.append(path)
+    return found
+
+
+def on_env_before_read_docs_unread(app, env, docnames: list[str]) -> None:
+    for path in unread_pages(app, env):
+        logger.warning(
+            "KB061 %s looks like a page but the build does not read it: pages are "
+            "Markdown files ending in lowercase .md, and not excluded (conf.py); "
+            "rename it, or remove it",
+            path.relative_to(app.srcdir).as_posix(),
+            location=f"{path}:1",
+            type="kb",
+            subtype="unread",
+        )
+
+
+# -- KB062 {only} with a tag no build sets ----------------------------------------------
+
+# The tags the site's builds set: the project's (-t book, make epub / pdf),
+# and those Sphinx sets for each build (the builder's name and format)
+PROJECT_TAGS = frozenset({"book"})
+BUILDERS = frozenset(
+    {
+        "html",
+        "dirhtml",
+        "singlehtml",
+        "epub",
+        "latex",
+        "text",
+        "gettext",
+        "linkcheck",
+        "man",
+        "texinfo",
+        "xml",
+    }
+)
+ONLY_WORDS = frozenset({"and", "or", "not", "True", "False"})
+
+
+def unknown_tags(expr: str) -> list[str]:
+    names = re.findall(r"[A-Za-z_][A-Za-z0-9_-]*", expr)
+    return [
+        n
+        for n in names
+        if n not in ONLY_WORDS
+        and n not in PROJECT_TAGS
+        and n not in BUILDERS
+        and not (n.startswith(("format_", "builder_")) and n.split("_", 1)[1] in BUILDERS | {"html"})
+    ]
+
+
+def on_doctree_read_only(app, doctree) -> None:
+    from sphinx import addnodes
+
+    for node in doctree.findall(addnodes.only):
+        unknown = unknown_tags(node.get("expr", ""))
+        if unknown:
+            logger.warning(
+                "KB062 the only block names %s, which no build of this site sets: its content "
+                "would be left out of every build; use one of %s, or remove the block",
+                ", ".join(repr(n) for n in unknown),
+                ", ".join(sorted(PROJECT_TAGS | BUILDERS)),
+                location=node,
+                type="kb",
+                subtype="only",
+            )
+
+
 def setup(app) -> dict[str, Any]:
     app.setup_extension("myst_parser")
     app.setup_extension("kb.core.store")  # the toctrees, for the cycle check
     app.connect("source-read", on_source_read)
     app.connect("include-read", on_include_read)
     app.connect("env-before-read-docs", on_env_before_read_docs)
+    app.connect("env-before-read-docs", on_env_before_read_docs_unread)
+    app.connect("doctree-read", on_doctree_read_only)
     app.connect("env-updated", on_env_updated)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,49 @@
+"""Content the build would leave out without a word (kb.guard.silent_loss):
+
+- KB061 a file under docs/ that looks like a page but is not read: another
+  suffix (.MD, .markdown, .rst), an excluded name;
+- KB062 an ``only`` block whose tag no build of the site sets: its content
+  would be in no build.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_data_errors import assert_fails_at, build, tiny_project
+
+pytestmark = pytest.mark.slow
+
+PAGE = "---\ntitle: 页\n---\n\n# 页\n\n正文。\n"
+
+
+@pytest.mark.parametrize("name", ["y.MD", "z.rst", "w.markdown", ".import-q.md"])
+def test_a_page_file_the_build_does_not_read_is_named(tmp_path, name):
+    root = tiny_project(tmp_path / "kb")
+    (root / "docs/training" / name).write_text(PAGE, encoding="utf-8")
+    assert_fails_at(root, f"docs/training/{name}:1: WARNING: KB061 training/{name} looks like a page")
+
+
+def test_a_readme_is_a_note_for_the_repository_not_a_page(tmp_path):
+    root = tiny_project(tmp_path / "kb")
+    (root / "docs/training/README.md").write_text("# 说明\n\n给贡献者看的说明。\n", encoding="utf-8")
+    code, out = build(root)
+    assert code == 0 and "KB061" not in out, out[-3000:]
+
+
+def test_an_only_block_no_build_shows_is_named(tmp_path):
+    root = tiny_project(tmp_path / "kb")
+    page = root / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8")
+    line = text.count("\n") + 2
+    page.write_text(text + "\n```{only} nothing\n这一段在任何构建里都不会出现。\n```\n", encoding="utf-8")
+    assert_fails_at(root, f"x.md:{line}: WARNING: KB062 the only block names 'nothing'")
+
+
+def test_an_only_block_for_the_books_is_fine(tmp_path):
+    root = tiny_project(tmp_path / "kb")
+    page = root / "docs/training/x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\n```{only} book or latex\n书里才有的一段。\n```\n", encoding="utf-8"
+    )
+    code, out = build(root)
+    assert code == 0 and "KB062" not in out, out[-3000:]
