@@ -198,3 +198,15 @@ def test_a_stylesheet_hiding_urls_behind_escapes_or_image_set_is_found(tmp_path)
         encoding="utf-8",
     )
     assert [line for line, _what in guard.check_file(css, page=False)] == [2, 3, 4]
+
+
+@pytest.mark.parametrize("what", ["a folder", "not UTF-8"])
+def test_a_headers_file_that_is_no_text_file_is_a_warning_not_a_traceback(build_root, what):
+    app = build_root("ext-html-guard")
+    headers = Path(app.srcdir) / "_static/_headers"
+    if what == "a folder":
+        headers.mkdir()
+    else:
+        headers.write_bytes(b"/*\n  Content-Security-Policy: default-src '\xff'\n")
+    app = build_root("ext-html-guard", freshenv=False)
+    assert re.search(r"_static/_headers:\d+: WARNING: KB015 ", app.warning.getvalue())

@@ -91,6 +91,7 @@ def css_urls(css: str) -> list[tuple[int, str]]:
         found += [(s.start(), s.group(2)) for s in CSS_STRING.finditer(text, m.end(), end)]
     return sorted(found)
 
+
 DATA_BLOCKS = {"application/json", "application/ld+json", "text/plain"}
 EMBEDDING = {"iframe", "frame", "frameset", "object", "embed", "applet"}
 # Elements whose content browsers read as text up to their end tag
@@ -144,9 +145,9 @@ NOT_IN_META = ("frame-ancestors", "report-uri", "report-to", "sandbox")
 def header_policy(confdir: Path) -> str:
     """The Content-Security-Policy of ``_static/_headers`` ("" if none)."""
     path = confdir / HEADERS
-    if not path.exists():
+    if not path.is_file():
         return ""
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         name, _, value = line.strip().partition(":")
         if name.lower() == "content-security-policy":
             return value.strip()
@@ -562,7 +563,14 @@ def on_builder_inited(app) -> None:
     _build_start["time"] = time.time() - 2
     _policy["meta"] = app.config.kb_csp_meta
     headers = Path(app.confdir) / HEADERS
-    if headers.exists():
+    if headers.exists() and not headers.is_file():
+        logger.warning(
+            "KB015 _static/_headers is not a file: it holds the site's HTTP headers (see CONTRIBUTING)",
+            location=f"{shown(headers)}:1",
+            type="kb",
+            subtype="html-guard",
+        )
+    elif headers.exists():
         for line, what in header_problems(headers.read_text(encoding="utf-8", errors="replace")):
             logger.warning(
                 "KB015 %s", what, location=f"{shown(headers)}:{line}", type="kb", subtype="html-guard"
