@@ -242,18 +242,17 @@ PAGE_LIKE = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".rst", ".i
 
 
 def unread_pages(app, env) -> list[Path]:
-    """Files under docs/ that look like pages but are no document of the
-    build: another suffix (.MD, .markdown, .rst), or an excluded name.
-    README.md files are notes for people browsing the repository (conf.py
-    excludes them on purpose)."""
+    """Files under docs/ that look like pages but have a suffix the build does
+    not read (.MD, .markdown, .rst). A .md file that is no document is one
+    conf.py excludes on purpose (README.md notes, the importer's files, the
+    books' leaving out articles.md)."""
     srcdir = Path(app.srcdir)
-    read = {Path(env.doc2path(doc)) for doc in env.found_docs}
+    suffixes = set(app.config.source_suffix)
     found = []
     for path in sorted(srcdir.rglob("*")):
-        rel = path.relative_to(srcdir)
-        if rel.parts[0] == "_build" or path.name == "README.md" or not path.is_file():
+        if path.relative_to(srcdir).parts[0] == "_build" or not path.is_file():
             continue
-        if path.suffix.lower() in PAGE_LIKE and path not in read:
+        if path.suffix.lower() in PAGE_LIKE and path.suffix not in suffixes:
             found.append(path)
     return found
 
@@ -262,8 +261,7 @@ def on_env_before_read_docs_unread(app, env, docnames: list[str]) -> None:
     for path in unread_pages(app, env):
         logger.warning(
             "KB061 %s looks like a page but the build does not read it: pages are "
-            "Markdown files ending in lowercase .md, and not excluded (conf.py); "
-            "rename it, or remove it",
+            "Markdown files ending in lowercase .md; rename it, or remove it",
             path.relative_to(app.srcdir).as_posix(),
             location=f"{path}:1",
             type="kb",
