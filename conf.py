@@ -36,6 +36,7 @@ extensions = [
     "sphinx_copybutton",
     "kb.core.data",
     "kb.core.i18n",
+    "kb.guard.locale",
     "kb.pages.frontmatter",
     "kb.guard.raw_html",
     "kb.guard.untrusted",
