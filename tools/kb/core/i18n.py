@@ -17,7 +17,13 @@ Two catalogs, both under ``locale_dirs`` (conf.py: ``locale/``):
   ``kb.mo``, and Sphinx compiles the catalogs of ``locale_dirs`` only later
   in the build, so this extension compiles it first (with Babel, as Sphinx
   does), beside the ``.po`` where Sphinx would write it: one ``.mo``, never
-  committed (.gitignore). zh_CN needs none: its strings are the source.
+  committed (.gitignore), compiled from the ``.po`` on every build whatever
+  the files' times. zh_CN needs none: its strings are the source.
+
+``kb.guard.locale`` checks both catalogs before the build uses them (nothing
+else may be in the locale folders; placeholders as in the msgids; UTF-8),
+and makes their contents a setting, so that a changed translation rewrites
+every page.
 
 ``sphinx-build -b gettext`` writes ``kb.pot`` beside the documents'
 templates: every ``_(…)`` / ``N_(…)`` string of the package, extracted with
@@ -63,17 +69,24 @@ def catalog_files(app) -> list[Path]:
 
 
 def compile_catalog(po: Path, language: str) -> Path:
-    """``po`` compiled to the ``.mo`` beside it, unless that is newer."""
+    """``po`` compiled to the ``.mo`` beside it, written when that says
+    otherwise. Compiled from the ``.po`` on every build, never trusted by its
+    time: a ``.mo`` from elsewhere (committed, another checkout) would
+    otherwise be read instead. kb.guard.locale has checked ``po`` first (UTF-8,
+    valid, the msgids' placeholders)."""
+    import io
+
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
 
     mo = po.with_suffix(".mo")
-    if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
-        with po.open("rb") as src:
-            catalog = read_po(src, locale=language)
+    text = po.read_bytes().decode("utf-8-sig")
+    catalog = read_po(io.StringIO(text), locale=language)
+    out = io.BytesIO()
+    write_mo(out, catalog)
+    if not mo.is_file() or mo.is_symlink() or mo.read_bytes() != out.getvalue():
         tmp = mo.with_suffix(".tmp")
-        with tmp.open("wb") as out:
-            write_mo(out, catalog)
+        tmp.write_bytes(out.getvalue())
         tmp.replace(mo)
     return mo
 
