@@ -1,0 +1,226 @@
+"""Message catalogs from a pull request: only sphinx.po and kb.po, checked.
+
+locale/ is read by Sphinx in ways docs/ review does not see: a
+``sphinx.js`` there is published as ``_static/translations.js``, a
+``<document>.po`` rewrites that page, a committed ``.mo`` is read instead of
+its ``.po``, and a translation's placeholders are filled by our code and the
+theme's templates. Each case builds the tiny project of test_data_errors with
+the repository's locale/ and one hostile change, in a git checkout whose
+.git/config holds a token, and asserts the KB line at the file, a failed
+build, no traceback, and no token anywhere in the output
+(kb.guard.locale).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from one_build import SECRET
+from test_data_errors import ROOT, build, tiny_project
+
+LC = "locale/zh_CN/LC_MESSAGES"
+TIMEOUT = 300
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    root = tiny_project(tmp_path / "kb")
+    shutil.copytree(ROOT / "locale", root / "locale", ignore=shutil.ignore_patterns("*.mo"))
+    _git(root, "init", "-q")
+    with (root / ".git/config").open("a", encoding="utf-8") as config:
+        config.write(f"[http]\n\textraheader = AUTHORIZATION: {SECRET}\n")
+    return root
+
+
+def _published(root: Path) -> str:
+    out = root / "_build"
+    return (
+        "".join(
+            p.read_bytes().decode("utf-8", "replace")
+            for p in out.rglob("*")
+            if p.is_file() and not p.is_symlink()
+        )
+        if out.exists()
+        else ""
+    )
+
+
+def refused(root: Path, *messages: str) -> str:
+    code, out = build(root, timeout=TIMEOUT)
+    assert code != 0, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    for message in messages:
+        assert message in out, out[-3000:]
+    assert SECRET not in _published(root)
+    return out
+
+
+def write(root: Path, name: str, text: str | bytes) -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+HEADER = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+
+
+# -- 1. files other than the two catalogs ------------------------------------------
+
+
+def test_a_symlinked_sphinx_js_is_refused_before_it_is_published(repo):
+    (repo / LC / "sphinx.js").symlink_to("../../../.git/config")
+    refused(repo, f"{LC}/sphinx.js:1: WARNING: KB011")
+    assert not (repo / "_build/html/_static/translations.js").exists()
+
+
+def test_a_sphinx_js_file_is_refused(repo):
+    write(repo, f"{LC}/sphinx.js", "Documentation.addTranslations({});alert(1)\n")
+    refused(repo, f"{LC}/sphinx.js:1: WARNING: KB019")
+    assert not (repo / "_build/html/_static/translations.js").exists()
+
+
+def test_a_locale_folder_that_is_a_symlink_is_refused(repo):
+    shutil.rmtree(repo / "locale/zh_CN")
+    (repo / "locale/zh_CN").symlink_to(ROOT / "locale/zh_CN")
+    refused(repo, "locale/zh_CN:1: WARNING: KB011")
+
+
+ARTICLE_PARAGRAPH = "{term}`梯度累积`让小显存也能用大 batch。"
+
+
+@pytest.mark.parametrize(
+    "msgstr",
+    ["[这里下载](https://evil.example/patch.sh)", "\u200b", "[x](a%00b)"],
+    ids=["link", "zero-width", "nul"],
+)
+def test_a_catalog_of_a_page_is_refused_and_the_page_is_not_rewritten(repo, msgstr):
+    write(
+        repo,
+        f"{LC}/training.po",
+        HEADER + f'msgid "{ARTICLE_PARAGRAPH}"\nmsgstr "{msgstr}"\n\nmsgid "梯度累积"\nmsgstr "\u200b"\n',
+    )
+    refused(repo, f"{LC}/training.po:1: WARNING: KB019")
+    assert "evil.example" not in _published(repo)
+
+
+def test_a_committed_mo_is_refused(repo):
+    write(repo, f"{LC}/sphinx.mo", b"\xde\x12\x04\x95" + b"\0" * 24)
+    _git(repo, "add", "-f", f"{LC}/sphinx.mo")
+    refused(repo, f"{LC}/sphinx.mo:1: WARNING: KB019")
+
+
+def test_a_mo_that_its_po_does_not_say_is_refused(repo):
+    """Newer than its .po, so Sphinx would not compile the .po again."""
+    po = (repo / LC / "sphinx.po").read_text(encoding="utf-8")
+    changed = write(repo, f"{LC}/changed.po", po.replace('msgstr "跳到正文"', 'msgstr "STALEMO"'))
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    with changed.open("rb") as src, (repo / LC / "sphinx.mo").open("wb") as out:
+        write_mo(out, read_po(src))
+    changed.unlink()
+    out = refused(repo, f"{LC}/sphinx.mo:1: WARNING: KB019")
+    assert "STALEMO" not in _published(repo), out[-2000:]
+
+
+def test_a_page_in_the_domain_of_an_interface_catalog_is_refused(repo):
+    """docs/kb.md's translation domain is "kb": kb.po would rewrite it."""
+    write(repo, "docs/kb.md", "# 说明\n\n正文段落。\n")
+    index = repo / "docs/index.md"
+    index.write_text(
+        index.read_text(encoding="utf-8").replace("glossary\n", "glossary\nkb\n"), encoding="utf-8"
+    )
+    write(repo, f"{LC}/kb.po", HEADER + 'msgid "正文段落。"\nmsgstr "HIJACKED [x](https://evil.example/)"\n')
+    refused(repo, "docs/kb.md:1: WARNING: KB019")
+    assert "HIJACKED" not in _published(repo)
+
+
+# -- 4. translations that would fail the build or change the HTML ----------------------
+
+
+def test_a_kb_translation_with_another_placeholder_fails_at_its_line(repo):
+    write(repo, f"{LC}/kb.po", HEADER + 'msgid "共 {count} 篇文章带有这个标签。"\nmsgstr "{nope}"\n')
+    refused(repo, f"{LC}/kb.po:5: WARNING: KB039", "{nope}", "{count}")
+
+
+def test_a_kb_translation_reaching_into_an_attribute_fails(repo):
+    write(repo, f"{LC}/kb.po", HEADER + 'msgid "{count} 篇"\nmsgstr "{count.__class__} 篇"\n')
+    refused(repo, f"{LC}/kb.po:5: WARNING: KB039")
+
+
+def test_a_kb_catalog_that_is_not_utf8_fails_at_its_line(repo):
+    write(repo, f"{LC}/kb.po", HEADER.encode() + b'msgid "\xff\xfe"\nmsgstr "x"\n')
+    refused(repo, f"{LC}/kb.po:5: WARNING: KB029", "UTF-8")
+
+
+def test_a_kb_catalog_that_is_not_a_po_file_fails_at_its_line(repo):
+    write(repo, f"{LC}/kb.po", HEADER + 'msgid "x"\nnonsense "y"\n')
+    refused(repo, f"{LC}/kb.po:6: WARNING: KB029")
+
+
+def test_a_sphinx_translation_with_another_placeholder_fails_at_its_line(repo):
+    po = repo / LC / "sphinx.po"
+    text = po.read_text(encoding="utf-8")
+    text = text.replace('msgstr "版权所有 &#169; %(copyright)s"', 'msgstr "版权所有 %(nope)s"')
+    assert "%(nope)s" in text
+    po.write_text(text, encoding="utf-8")
+    line = text[: text.index('msgid "Copyright &#169; %(copyright)s"')].count("\n") + 1
+    refused(repo, f"{LC}/sphinx.po:{line}: WARNING: KB039", "%(nope)s")
+
+
+def test_a_sphinx_translation_adding_markup_fails(repo):
+    po = repo / LC / "sphinx.po"
+    text = po.read_text(encoding="utf-8").replace(
+        'msgstr "跳到正文"', 'msgstr "<script src=//evil.example/x.js></script>"'
+    )
+    po.write_text(text, encoding="utf-8")
+    line = text[: text.index('msgid "Skip to content"')].count("\n") + 1
+    refused(repo, f"{LC}/sphinx.po:{line}: WARNING: KB039")
+    assert "evil.example" not in _published(repo)
+
+
+# -- 3. a changed catalog: the incremental build equals a full one -------------------
+
+KB_PO = HEADER + (
+    'msgid "共 {count} 篇文章带有这个标签。"\nmsgstr "KBCOUNT {count}"\n\n'
+    'msgid "全部标签"\nmsgstr "KBALLTAGS"\n\n'
+    'msgid "按标签浏览文章。"\nmsgstr "KBBROWSE"\n'
+)
+
+
+def _pages(out: Path) -> dict[str, str]:
+    return {
+        p.relative_to(out).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(out.rglob("*.html"))
+        if "_static" not in p.parts and "pagefind" not in p.parts
+    }
+
+
+def test_a_changed_catalog_rewrites_every_page(repo, tmp_path):
+    code, out = build(repo, timeout=TIMEOUT)
+    assert code == 0, out[-3000:]
+    po = repo / LC / "sphinx.po"
+    po.write_text(
+        po.read_text(encoding="utf-8").replace('msgstr "跳到正文"', 'msgstr "SKIPCHANGED"'), encoding="utf-8"
+    )
+    write(repo, f"{LC}/kb.po", KB_PO)
+    code, out = build(repo, timeout=TIMEOUT)
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    incremental = _pages(repo / "_build/html")
+    assert all("跳到正文" not in html for html in incremental.values())
+    assert "SKIPCHANGED" in incremental["training/x.html"]
+    assert "KBCOUNT 1" in incremental["tags/memory.html"]
+    assert "KBALLTAGS" in incremental["tags/index.html"]
+    # the same project built from nothing
+    shutil.rmtree(repo / "_build")
+    code, out = build(repo, timeout=TIMEOUT)
+    assert code == 0, out[-3000:]
+    assert _pages(repo / "_build/html") == incremental
