@@ -42,6 +42,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
 import yaml
 from sphinx.util import logging
 
@@ -55,7 +58,8 @@ CODES = {
     "schema": "KB043",  # wrong shape, missing field, wrong type
     "unique": "KB044",  # an id or name used by two entries
     "regex": "KB045",  # a pattern that does not compile
-    "meta": "KB046",  # front-matter.schema.json is no usable JSON schema
+    "meta": "KB046",  # a schema file is no usable JSON schema
+    "pattern": "KB047",  # a schema file's regular expression is not one known to be safe
 }
 
 MAX_DEPTH = 32
@@ -65,6 +69,58 @@ MAX_DATA_BYTES = 2 * 1024 * 1024
 FRONT_MATTER_BYTES = 16 * 1024
 FRONT_MATTER_DEPTH = 8
 SCHEMAS = Path(__file__).resolve().parents[3] / "data" / "schemas"
+
+# Tag keys, guide keys and glossary ids become file names and URLs
+# (tags/<tag>.html, docs/<guide>/, #term-<id>). The rule is enforced here,
+# whatever the (editable) schema files say: "../index" or "../../x" as a tag
+# would write a page over the home page or outside the output folder.
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+SLUG_RULE = "ASCII kebab-case: lowercase letters and digits, words joined by single hyphens (gpu-memory)"
+
+# The regular expressions a schema file may use ("pattern", "patternProperties").
+# jsonschema runs them with Python's backtracking re, which a hostile pattern
+# such as ^(a|a)+$ keeps busy for ever on a short string (and re cannot be
+# interrupted, nor given a time limit). Telling safe patterns from unsafe ones
+# by their form is a research problem; a short list of patterns reviewed for
+# backtracking is simple and cannot be wrong. A schema change that needs a new
+# pattern adds it here, where a reviewer of Python code sees it.
+SAFE_PATTERNS = frozenset(
+    {
+        r"\n| : ",
+        r"^(\d{4}(-\d{2}){0,2}|undated)$",
+        r"^[0-9]{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?$",
+        r"^[A-Za-z0-9_.:-]+$",
+        r"^[^\n]+$",
+        r"^[a-z0-9]+(-[a-z0-9]+)*$",
+        r"^[a-z]+/[a-z0-9-]+$",
+        r"^\S(.*\S)?$",
+        r"^\^#{1,6} [^()|*+?{}\[\]\\.$]*(\\d\+)?[^()|*+?{}\[\]\\.$]*$",
+        r"^\d{4}-\d{2}-\d{2}$",
+        r'^https?://[^\s"<>]+$',
+    }
+)
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"  # SLUG as a schema pattern (in SAFE_PATTERNS)
+# A NUL, or %00 which a link target decodes to one, means nothing in a text
+# and stops the build with a traceback in a link (as kb.guard.untrusted.strip_nul).
+NUL = re.compile(r"\x00|%00", re.IGNORECASE)
+
+
+def _refuse_retrieval(uri: str):
+    """jsonschema would fetch a ``$ref`` it cannot resolve in the schema itself
+    with urlopen, which reads file:// URLs as well as the network: a schema
+    file could publish any file of the CI machine in the log. Nothing is
+    fetched: a reference must point inside its own schema (#...)."""
+    raise LookupError(f"{uri}: the build fetches no schema from outside the schema file")
+
+
+# The meta-schemas of jsonschema's drafts (bundled, no fetch), and nothing else.
+REGISTRY = referencing.Registry(retrieve=_refuse_retrieval)
+
+
+def validator(schema: dict) -> jsonschema.Draft202012Validator:
+    """The one way the project makes a validator: references resolve only
+    inside the schema (REGISTRY); use it on a schema from :func:`schema_file`."""
+    return jsonschema.Draft202012Validator(schema, registry=REGISTRY)
 
 
 # libyaml's parser (PyYAML's C loader, yaml.CSafeLoader; libyaml is built into its wheels)
@@ -297,10 +353,6 @@ def _read_text(path: Path) -> tuple[str | None, Problem | None]:
         )
 
 
-def _schema(name: str) -> dict:
-    return json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
-
-
 def _where(path) -> str:
     parts = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
     return f"at {parts.lstrip('.')}: " if parts else ""
@@ -308,9 +360,17 @@ def _where(path) -> str:
 
 def schema_problems(path: Path, data: Any, root, schema: dict, first_line: int = 1) -> list[Problem]:
     """Each jsonschema error as a KB043 problem at its node's line."""
-    validator = jsonschema.Draft202012Validator(schema)
     out = []
-    for err in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
+    try:
+        errors = sorted(validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    except referencing.exceptions.Unresolvable as exc:
+        # schema_file() refuses such schemas; never a traceback all the same
+        return [
+            Problem(
+                path, first_line, CODES["meta"], f"its schema has a reference that does not resolve: {exc}"
+            )
+        ]
+    for err in errors:
         hint = err.schema.get("description") if isinstance(err.schema, dict) else None
         where = list(err.absolute_path)
         out.append(
@@ -326,7 +386,24 @@ def schema_problems(path: Path, data: Any, root, schema: dict, first_line: int =
 
 
 @functools.lru_cache(maxsize=64)
-def _read_yaml(path: Path, schema_name: str | None, stamp) -> Loaded:
+def _read_yaml(path: Path, schema_name: str | None, stamp, schema_stamp) -> Loaded:
+    schema = schema_file(SCHEMAS / schema_name) if schema_name else None
+    if schema is not None and schema.data is None:
+        # no usable schema: nothing in the file can be trusted to have its shape.
+        # The schema's own problems are reported once (schema_files), this
+        # at each file it leaves unread.
+        return Loaded(
+            None,
+            [
+                Problem(
+                    path,
+                    1,
+                    CODES["meta"],
+                    f"not read: its schema data/schemas/{schema_name} is unusable; "
+                    "fix the problems reported there",
+                )
+            ],
+        )
     text, problem = _read_text(path)
     if problem:
         return Loaded(None, [problem])
@@ -334,7 +411,7 @@ def _read_yaml(path: Path, schema_name: str | None, stamp) -> Loaded:
         root, data = parse_yaml(text)
     except YamlProblem as exc:
         return Loaded(None, [Problem(path, exc.line, CODES[exc.kind], exc.message)])
-    problems = schema_problems(path, data, root, _schema(schema_name)) if schema_name else []
+    problems = schema_problems(path, data, root, schema.data) if schema is not None else []
     return Loaded(data, problems, root)
 
 
@@ -352,7 +429,8 @@ def read_yaml(path: Path, schema_name: str | None = None) -> Loaded:
     The result is shared between callers: copy before changing it.
     """
     path = Path(path).resolve()
-    return _read_yaml(path, schema_name, _stamp(path))
+    schema_stamp = _stamp(SCHEMAS / schema_name) if schema_name else None
+    return _read_yaml(path, schema_name, _stamp(path), schema_stamp)
 
 
 def load_yaml(path: Path, schema_name: str | None = None) -> Any:
@@ -526,8 +604,81 @@ def linkcheck_ignore(data_dir: Path) -> Loaded:
 SCHEMA_NEEDS = ("title", "guide", "tags", "also_in")
 
 
-@functools.lru_cache(maxsize=16)
-def _front_matter_schema(path: Path, stamp) -> Loaded:
+def _unsafe_parts(schema: Any) -> list[tuple[list, str, str]]:
+    """(path, code, message) of each part of a schema the build refuses to use.
+
+    Every dict of the document is looked at, whether it is a subschema or a
+    value (a "const" holding {"$ref": …} is refused too): a false alarm costs
+    a contributor a minute, a missed reference publishes a file."""
+    found = []
+    stack: list[tuple[list, Any]] = [([], schema)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, list):
+            stack += [([*path, i], item) for i, item in enumerate(node)]
+            continue
+        if not isinstance(node, dict):
+            continue
+        for key, value in node.items():
+            here = [*path, key]
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str) and not value.startswith("#"):
+                found.append(
+                    (
+                        here,
+                        CODES["meta"],
+                        f"{key} {value!r} points outside this schema file; the build fetches "
+                        'no file or URL: copy what it needs under "$defs" and write "#/$defs/<name>"',
+                    )
+                )
+            elif key == "$id" and path and isinstance(value, str):
+                found.append(
+                    (
+                        here,
+                        CODES["meta"],
+                        f"$id {value!r} inside the schema changes where its references point; "
+                        "only the top of a schema file may have an $id: remove this one",
+                    )
+                )
+            elif key == "pattern" and isinstance(value, str) and value not in SAFE_PATTERNS:
+                found.append((here, CODES["pattern"], _pattern_message(value)))
+            elif key == "patternProperties" and isinstance(value, dict):
+                found += [
+                    ([*here, p], CODES["pattern"], _pattern_message(p))
+                    for p in value
+                    if p not in SAFE_PATTERNS
+                ]
+            stack.append((here, value))
+    return sorted(found, key=lambda f: [str(p) for p in f[0]])
+
+
+def _pattern_message(pattern: str) -> str:
+    return (
+        f"pattern {pattern!r} is not one of the regular expressions the build knows to be "
+        "safe (a pattern such as ^(a|a)+$ can keep the build busy for ever); use one of the "
+        "patterns the other schema files use, or ask a maintainer to review it and add it to "
+        "SAFE_PATTERNS in tools/kb/core/data.py"
+    )
+
+
+def _unresolved(schema: dict) -> list[tuple[list, str]]:
+    """(path, message) of each #… reference that points at nothing in the schema."""
+    resolver = REGISTRY.resolver_with_root(referencing.jsonschema.DRAFT202012.create_resource(schema))
+    found, stack = [], [([], schema)]
+    while stack:
+        path, node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str) and isinstance(node, dict):
+                try:
+                    resolver.lookup(value)
+                except referencing.exceptions.Unresolvable:
+                    found.append(([*path, key], f"{key} {value!r} points at nothing in this schema file"))
+            stack.append(([*path, key], value))
+    return found
+
+
+@functools.lru_cache(maxsize=32)
+def _schema_file(path: Path, stamp) -> Loaded:
     text, problem = _read_text(path)
     if problem:
         return Loaded(None, [problem])
@@ -538,12 +689,20 @@ def _front_matter_schema(path: Path, stamp) -> Loaded:
             None,
             [Problem(path, exc.lineno, CODES["syntax"], f"not valid JSON: {exc.msg} (column {exc.colno})")],
         )
+    except RecursionError:
+        return Loaded(None, [Problem(path, 1, CODES["unsafe"], "JSON nested too deep; flatten it")])
     try:  # JSON is YAML: its node tree gives lines, and finds keys given twice
         root = parse_yaml(text)[0]
     except YamlProblem as exc:
-        if exc.kind == "duplicate":
-            return Loaded(None, [Problem(path, exc.line, CODES["duplicate"], exc.message)])
+        if exc.kind in ("duplicate", "unsafe"):
+            return Loaded(None, [Problem(path, exc.line, CODES[exc.kind], exc.message)])
         root = None
+    # before check_schema: it compiles every pattern
+    unsafe = _unsafe_parts(schema)
+    if unsafe:
+        return Loaded(
+            None, [Problem(path, line_of(root, where), code, msg) for where, code, msg in unsafe], root
+        )
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -558,6 +717,33 @@ def _front_matter_schema(path: Path, stamp) -> Loaded:
                 )
             ],
         )
+    if isinstance(schema, dict):
+        unresolved = _unresolved(schema)
+        if unresolved:
+            return Loaded(
+                None,
+                [Problem(path, line_of(root, where), CODES["meta"], msg) for where, msg in unresolved],
+                root,
+            )
+    return Loaded(schema, [], root)
+
+
+def schema_file(path: Path) -> Loaded:
+    """A JSON schema file as written, checked; data None when unusable.
+
+    Unusable: not JSON, not a JSON schema, a reference outside the file
+    (KB046), a pattern not in SAFE_PATTERNS (KB047). The result is shared:
+    copy it before changing it."""
+    path = Path(path).resolve()
+    return _schema_file(path, _stamp(path))
+
+
+@functools.lru_cache(maxsize=16)
+def _front_matter_schema(path: Path, stamp) -> Loaded:
+    loaded = schema_file(path)
+    schema, root = loaded.data, loaded.root
+    if schema is None:
+        return loaded
     props = schema.get("properties") if isinstance(schema, dict) else None
     missing = [k for k in SCHEMA_NEEDS if not isinstance(props, dict) or not isinstance(props.get(k), dict)]
     if missing or schema.get("type") != "object":
@@ -574,7 +760,7 @@ def _front_matter_schema(path: Path, stamp) -> Loaded:
                 )
             ],
         )
-    return Loaded(schema, [], root)
+    return loaded
 
 
 def front_matter_schema(data_dir: Path) -> Loaded:
@@ -588,7 +774,15 @@ def front_matter_schema(data_dir: Path) -> Loaded:
 
 # -- the Sphinx side ----------------------------------------------------------------
 
-CHECKED = (tags, guides, glossary, linkcheck_ignore, front_matter_schema)
+
+def schema_files(data_dir: Path) -> Loaded:
+    """The problems of every schema file in data/schemas/ (the ones read_yaml
+    uses), reported once however many data files each one checks."""
+    problems = [p for path in sorted(SCHEMAS.glob("*.json")) for p in schema_file(path).problems]
+    return Loaded(None, problems)
+
+
+CHECKED = (schema_files, tags, guides, glossary, linkcheck_ignore, front_matter_schema)
 
 
 def report(app, problems: list[Problem]) -> None:

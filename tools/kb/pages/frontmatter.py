@@ -242,7 +242,7 @@ def check_fields(
     errors = []
     tags = load_tags(data_dir)
     guides = guide_keys(data_dir)
-    validator = jsonschema.Draft202012Validator(load_schema(data_dir))
+    validator = kb_data.validator(load_schema(data_dir))
     for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
         msg, path = _message(err, tags, guides)
         errors.append((_line_of(root, path, first) if path else first, msg))
