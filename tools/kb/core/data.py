@@ -456,6 +456,21 @@ def _bad_entries(loaded: Loaded) -> set[int]:
     return {p.entry for p in loaded.problems if p.entry is not None}
 
 
+def _slug(value: Any) -> bool:
+    return isinstance(value, str) and SLUG.fullmatch(value) is not None
+
+
+def _get(item: Any, key: str) -> Any:
+    return item.get(key) if isinstance(item, dict) else None
+
+
+def _texts(value: Any) -> list[str]:
+    """The strings of a field: itself, or the strings of a list."""
+    if isinstance(value, str):
+        return [value]
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 def tags(data_dir: Path) -> Loaded:
     """data/tags.yaml: tag slug -> Chinese name; {} when unusable."""
     path = Path(data_dir) / "tags.yaml"
@@ -476,6 +491,18 @@ def tags(data_dir: Path) -> Loaded:
     ]
     if odd:
         return Loaded({}, odd, loaded.root)
+    not_slugs = [
+        Problem(
+            path,
+            key.start_mark.line + 1,
+            CODES["schema"],
+            f"tag {key.value!r} is not a usable tag name (it names a page, tags/<tag>.html): {SLUG_RULE}",
+        )
+        for key, _ in getattr(loaded.root, "value", [])
+        if not SLUG.fullmatch(key.value)
+    ]
+    if not_slugs:
+        return Loaded({}, not_slugs, loaded.root)
     return loaded
 
 
@@ -489,6 +516,17 @@ def _guides(path: Path, stamp) -> Loaded:
         if i in bad:
             continue
         line = loaded.root.value[i].start_mark.line + 1
+        if not isinstance(guide, dict) or not _slug(guide.get("key")):
+            extra.append(
+                Problem(
+                    path,
+                    line_of(loaded.root, [i, "key"]),
+                    CODES["schema"],
+                    f"guide key {_get(guide, 'key')!r} is not usable (it names the folder docs/<key>/): {SLUG_RULE}",
+                )
+            )
+            bad.add(i)
+            continue
         if guide["key"] in seen:
             extra.append(
                 Problem(
@@ -529,6 +567,17 @@ def _glossary(path: Path, stamp) -> Loaded:
         if i in bad:
             continue
         line = loaded.root.value[i].start_mark.line + 1
+        if not isinstance(entry, dict) or not _slug(entry.get("id")):
+            extra.append(
+                Problem(
+                    path,
+                    line_of(loaded.root, [i, "id"]),
+                    CODES["schema"],
+                    f"id {_get(entry, 'id')!r} is not usable (it names the entry's anchor, #term-<id>): {SLUG_RULE}",
+                )
+            )
+            bad.add(i)
+            continue
         if entry["id"] in ids:
             extra.append(
                 Problem(

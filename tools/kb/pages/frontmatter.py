@@ -243,9 +243,23 @@ def check_fields(
     tags = load_tags(data_dir)
     guides = guide_keys(data_dir)
     validator = kb_data.validator(load_schema(data_dir))
+    fields = set()
     for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
         msg, path = _message(err, tags, guides)
         errors.append((_line_of(root, path, first) if path else first, msg))
+        fields.update(list(err.absolute_path)[:1])
+    # tags and guides name pages and folders (tags/<tag>.html): a slug, never
+    # ../index, whatever the editable schema and data files say
+    for field, path, value in _slug_fields(data):
+        if field not in fields and not (isinstance(value, str) and kb_data.SLUG.fullmatch(value)):
+            fields.add(field)
+            code = CODES["tag"] if field == "tags" else CODES["guide"]
+            errors.append(
+                (
+                    _line_of(root, path, first),
+                    f"{code} {field} {value!r} is not a usable name: {kb_data.SLUG_RULE}",
+                )
+            )
     for path, char in _control_characters(data):
         errors.append(
             (
@@ -264,6 +278,19 @@ def check_fields(
             )
         )
     return (None if errors else data), errors
+
+
+def _slug_fields(data: dict):
+    """(field, path, value) of the guide, and of each of tags and also_in."""
+    if "guide" in data:
+        yield "guide", ["guide"], data["guide"]
+    for field in ("tags", "also_in"):
+        if field in data:
+            value = data[field]
+            if isinstance(value, list):
+                yield from ((field, [field, i], item) for i, item in enumerate(value))
+            else:
+                yield field, [field], value
 
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
