@@ -578,6 +578,18 @@ def _glossary(path: Path, stamp) -> Loaded:
             )
             bad.add(i)
             continue
+        nul = next((k for k, v in entry.items() if any(NUL.search(t) for t in _texts(v))), None)
+        if nul is not None:
+            extra.append(
+                Problem(
+                    path,
+                    line_of(loaded.root, [i, nul]),
+                    "KB012",
+                    f"NUL character (or %00) in {nul}: remove it",
+                )
+            )
+            bad.add(i)
+            continue
         if entry["id"] in ids:
             extra.append(
                 Problem(

@@ -31,19 +31,26 @@ exist.
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.domains.std import make_glossary_term
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from kb.core import data as kb_data
+from kb.core import markdown as kb_markdown
 from kb.core.i18n import _
 from kb.core.store import documents
+from kb.guard.silent_loss import too_deep
+from kb.guard.untrusted import canonical_directive
 from kb.pages.listings import holds_listing
 from kb.site import output_state
+
+logger = logging.getLogger(__name__)
 
 # At most this many "出现在" links per term.
 USAGE_SHOWN = 8
@@ -124,13 +131,60 @@ class GlossaryDirective(SphinxDirective):
             item += term
         self.state.document.note_explicit_target(item.children[0])
         see = " · ".join(f"{{ref}}`{label}`" for label in entry.get("see", []))
-        text = entry["def"].strip() + ("\n\n" + _("详见：") + see if see else "")
+        text = self.checked_definition(entry["def"].strip(), source, line)
+        text += "\n\n" + _("详见：") + see if see else ""
         definition = nodes.definition("", *self.parse_text_to_nodes(text, offset=self.content_offset))
         # after the definition, a placeholder for the pages that use the term
         definition += kb_glossary_usage(terms=names(entry))
         item += definition
         _locate(item, source, line)
         return item
+
+    def checked_definition(self, text: str, source: str, line: int) -> str:
+        """The definition as it may be parsed, each problem a warning at the entry.
+
+        A definition is parsed in the glossary page's parser state, so what
+        MyST or a directive says while parsing it would name the page, not
+        the entry. So what the guards check in a page's source is checked
+        here, reported at ``data/glossary.yaml:LINE``:
+
+        - nesting deeper than MyST keeps (it drops the rest silently): KB053;
+        - a file pulled in with {include} or {literalinclude}: a definition is
+          a few sentences of its own text, and an included file's problems
+          would be reported at the page (KB048); the directive is dropped.
+        (A NUL or %00 is refused with the entry, by kb.core.data: KB012.)
+        """
+        where = self.yaml_location(source, line)
+        settings = types.SimpleNamespace(config=self.config)  # what the helpers read
+        for _line, limit in too_deep(settings, text):
+            logger.warning(
+                "KB053 lists or quotes nested too deep in this definition: the Markdown parser "
+                "keeps %d levels of blocks and would drop this block and everything after "
+                "it; flatten the nesting",
+                limit,
+                location=where,
+                type="kb",
+                subtype="nesting",
+            )
+        lines = text.split("\n")
+        md = kb_markdown.probe(settings)
+        for name, argument, start, end in kb_markdown.directives(md, text):
+            if canonical_directive(settings, name) in ("include", "literalinclude"):
+                logger.warning(
+                    "KB048 {%s} %s in a glossary definition: a definition cannot pull in a "
+                    "file; write the text in def (one to three sentences)",
+                    name,
+                    argument,
+                    location=where,
+                    type="kb",
+                    subtype="glossary",
+                )
+                lines[start:end] = [""] * (end - start)
+        return "\n".join(lines)
+
+    def yaml_location(self, source: str, line: int) -> str:
+        """The YAML file and the entry's line, as Sphinx names the entry's nodes."""
+        return f"{source}:{line}"
 
 
 def _locate(item: nodes.Node, source: str, line: int) -> None:
