@@ -21,7 +21,13 @@ jsonschema error's ``absolute_path``) back to the line of its YAML node.
 
 The data files are checked against JSON schemas in ``data/schemas/`` and
 for the rules a schema cannot state (unique ids and names, regexes that
-compile). Each problem is a warning at ``data/<file>:LINE`` with a KB04x
+compile), and for the rules the build's safety rests on, which are kept in
+Python because a pull request can edit the schemas: tag keys, guide keys
+and glossary ids are slugs (they name files and URLs). The schema files are
+untrusted too (:func:`schema_file`): a ``$ref`` may only point inside its
+own file (nothing is fetched, neither a URL nor a file:// path), and a
+``pattern`` must be one of SAFE_PATTERNS (a backtracking regex can hang the
+build). Each problem is a warning at ``data/<file>:LINE`` with a KB04x
 code, logged when the configuration is read; the readers then go on with
 what is usable (the valid entries, or empty data), so ``-W`` fails the
 build at the end with every problem listed, and never with a traceback.
