@@ -1,0 +1,262 @@
+"""Hostile data and schema files: nothing from outside the repository reaches
+the log or the site, no page is written outside the output folder, the build
+never hangs and never ends with a traceback.
+
+The schema files (data/front-matter.schema.json, data/schemas/*.json) and
+the data files come with pull requests like the pages do. Each case builds
+the tiny project of tests/test_data_errors.py in a subprocess (a fresh
+import of kb, whose data/schemas/ is the project's own; the timeout turns a
+hang into a failure).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+from kb.core import data as kb_data
+from test_data_errors import GLOSSARY, ROOT, assert_fails_at, build, tiny_project, write
+
+TIMEOUT = 120
+SECRET = "TOPSECRET-7f3a"
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    return tiny_project(tmp_path / "kb")
+
+
+def _line(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+def _schema(root: Path, name: str) -> dict:
+    return json.loads((root / name).read_text(encoding="utf-8"))
+
+
+def _write_json(root: Path, name: str, schema: dict) -> str:
+    text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    write(root, name, text)
+    return text
+
+
+def _fails(root: Path, *messages: str) -> str:
+    out = assert_fails_at(root, *messages, timeout=TIMEOUT)
+    assert SECRET not in out, out[-3000:]
+    return out
+
+
+# -- 1. $ref: no file, no URL ----------------------------------------------------------
+
+
+@pytest.fixture
+def leak(tmp_path) -> Path:
+    """A file outside the project, with a secret in it."""
+    path = tmp_path / "outside" / "leak.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"const": SECRET}), encoding="utf-8")
+    return path
+
+
+def test_a_front_matter_schema_ref_to_a_local_file_is_refused(tiny, leak):
+    schema = _schema(tiny, "data/front-matter.schema.json")
+    schema["properties"]["title"] = {"$ref": leak.as_uri()}
+    text = _write_json(tiny, "data/front-matter.schema.json", schema)
+    _fails(
+        tiny,
+        f"data/front-matter.schema.json:{_line(text, '$ref')}: WARNING: KB046 $ref "
+        f"'{leak.as_uri()}' points outside this schema file",
+    )
+
+
+def test_a_data_schema_ref_to_etc_passwd_is_refused(tiny):
+    schema = _schema(tiny, "data/schemas/glossary.schema.json")
+    schema["items"]["properties"]["zh"] = {"$ref": "file:///etc/passwd"}
+    text = _write_json(tiny, "data/schemas/glossary.schema.json", schema)
+    out = _fails(
+        tiny,
+        f"data/schemas/glossary.schema.json:{_line(text, 'file:///etc/passwd')}: WARNING: KB046 "
+        "$ref 'file:///etc/passwd' points outside this schema file",
+    )
+    assert "root:" not in out and "Unresolvable" not in out, out[-3000:]
+    # said once, at the schema; the file it checks is left unread, and says why
+    assert out.count("glossary.schema.json:") == 1, out[-3000:]
+    assert (
+        "data/glossary.yaml:1: WARNING: KB046 not read: its schema data/schemas/glossary.schema.json" in out
+    )
+
+
+def test_a_schema_ref_to_a_url_is_never_fetched(tiny):
+    requests = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            requests.append(self.path)
+            body = json.dumps({"const": SECRET}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/leak.json"
+        schema = _schema(tiny, "data/schemas/tags.schema.json")
+        schema["additionalProperties"] = {"$ref": url}
+        text = _write_json(tiny, "data/schemas/tags.schema.json", schema)
+        _fails(tiny, f"data/schemas/tags.schema.json:{_line(text, url)}: WARNING: KB046 $ref '{url}'")
+    finally:
+        server.shutdown()
+    assert requests == []
+
+
+def test_an_inner_id_that_would_move_a_local_ref_is_refused(tiny, leak):
+    # "#" resolves against the nearest $id: a file:// $id makes it a file read
+    schema = _schema(tiny, "data/front-matter.schema.json")
+    schema["properties"]["title"] = {"$id": leak.as_uri(), "$ref": "#"}
+    text = _write_json(tiny, "data/front-matter.schema.json", schema)
+    _fails(tiny, f"data/front-matter.schema.json:{_line(text, leak.as_uri())}: WARNING: KB046 $id")
+
+
+def test_a_local_ref_to_nothing_is_reported_at_its_line(tiny):
+    schema = _schema(tiny, "data/schemas/glossary.schema.json")
+    schema["items"]["properties"]["zh"] = {"$ref": "#/$defs/nowhere"}
+    text = _write_json(tiny, "data/schemas/glossary.schema.json", schema)
+    _fails(
+        tiny,
+        f"data/schemas/glossary.schema.json:{_line(text, '#/$defs/nowhere')}: WARNING: KB046 "
+        "$ref '#/$defs/nowhere' points at nothing",
+    )
+
+
+def test_every_schema_of_the_repository_is_accepted():
+    for path in [ROOT / "data/front-matter.schema.json", *sorted((ROOT / "data/schemas").glob("*.json"))]:
+        assert kb_data.schema_file(path).problems == [], path
+
+
+# -- 2. slugs: tag keys, guide keys, glossary ids --------------------------------------
+
+
+def test_a_tag_that_climbs_out_of_the_output_folder_is_refused(tiny, tmp_path):
+    schema = _schema(tiny, "data/schemas/tags.schema.json")
+    del schema["propertyNames"]  # the schema no longer says what a tag looks like
+    _write_json(tiny, "data/schemas/tags.schema.json", schema)
+    tags = (tiny / "data/tags.yaml").read_text(encoding="utf-8")
+    tags += '"../../../../pwned": 越界\n"../index": 首页\n'
+    write(tiny, "data/tags.yaml", tags)
+    article = (tiny / "docs/training/x.md").read_text(encoding="utf-8")
+    write(
+        tiny,
+        "docs/training/x.md",
+        article.replace("tags: [memory]", 'tags: [memory, "../../../../pwned", "../index"]'),
+    )
+    out = _fails(
+        tiny,
+        f"data/tags.yaml:{_line(tags, '../../../../pwned')}: WARNING: KB043 tag '../../../../pwned' "
+        "is not a usable tag name",
+        f"data/tags.yaml:{_line(tags, '../index')}: WARNING: KB043 tag '../index'",
+        "training/x.md:4: WARNING: KB004 tags '../../../../pwned' is not a usable name",
+    )
+    assert not list(tmp_path.rglob("pwned*")), out[-3000:]
+    home = (tiny / "_build/html/index.html").read_text(encoding="utf-8")
+    assert "首页" in home and "越界" not in home
+
+
+def test_the_red_team_tag_pattern_is_refused(tiny):
+    schema = _schema(tiny, "data/schemas/tags.schema.json")
+    schema["propertyNames"] = {"pattern": ".*"}
+    text = _write_json(tiny, "data/schemas/tags.schema.json", schema)
+    _fails(tiny, f"data/schemas/tags.schema.json:{_line(text, '.*')}: WARNING: KB047 pattern '.*'")
+
+
+def test_a_guide_key_that_is_a_path_is_refused(tiny):
+    schema = _schema(tiny, "data/schemas/guides.schema.json")
+    schema["items"]["properties"]["key"] = {"type": "string"}
+    _write_json(tiny, "data/schemas/guides.schema.json", schema)
+    guides = (tiny / "data/guides.yaml").read_text(
+        encoding="utf-8"
+    ) + "- key: ../evil\n  title: 越界\n  blurb: x\n"
+    write(tiny, "data/guides.yaml", guides)
+    _fails(
+        tiny, f"data/guides.yaml:{_line(guides, '../evil')}: WARNING: KB043 guide key '../evil' is not usable"
+    )
+
+
+def test_a_glossary_id_that_is_a_path_is_refused(tiny):
+    schema = _schema(tiny, "data/schemas/glossary.schema.json")
+    schema["items"]["properties"]["id"] = {"type": "string"}
+    _write_json(tiny, "data/schemas/glossary.schema.json", schema)
+    glossary = GLOSSARY.replace("id: mixed-precision", 'id: "../x"')
+    write(tiny, "data/glossary.yaml", glossary)
+    _fails(tiny, f"data/glossary.yaml:{_line(glossary, '../x')}: WARNING: KB043 id '../x' is not usable")
+
+
+# -- 3. a hostile pattern never hangs the build ----------------------------------------
+
+
+def test_a_backtracking_pattern_is_refused_before_it_runs(tiny):
+    schema = _schema(tiny, "data/front-matter.schema.json")
+    schema["properties"]["summary"]["pattern"] = "^(a|a)+$"
+    text = _write_json(tiny, "data/front-matter.schema.json", schema)
+    article = (tiny / "docs/training/x.md").read_text(encoding="utf-8")
+    write(
+        tiny,
+        "docs/training/x.md",
+        article.replace("summary: 用小显存模拟大 batch。", "summary: " + "a" * 40 + "!"),
+    )
+    _fails(
+        tiny,
+        f"data/front-matter.schema.json:{_line(text, '^(a|a)+$')}: WARNING: KB047 pattern '^(a|a)+$'",
+    )
+
+
+def test_a_pattern_property_is_checked_too(tiny):
+    schema = _schema(tiny, "data/schemas/tags.schema.json")
+    schema["patternProperties"] = {"^(a+)+$": {"type": "string"}}
+    text = _write_json(tiny, "data/schemas/tags.schema.json", schema)
+    _fails(tiny, f"data/schemas/tags.schema.json:{_line(text, '^(a+)+$')}: WARNING: KB047 pattern '^(a+)+$'")
+
+
+# -- 4. glossary definitions ------------------------------------------------------------
+
+
+def test_a_nul_in_a_definition_link_is_a_warning(tiny):
+    glossary = GLOSSARY.replace("低精度训练。", '"低精度 [x](a%00b) 训练。"')
+    write(tiny, "data/glossary.yaml", glossary)
+    _fails(tiny, f"data/glossary.yaml:{_line(glossary, '%00')}: WARNING: KB012 NUL character (or %00) in def")
+
+
+def test_a_definition_nested_too_deep_is_a_warning(tiny):
+    deep = "> " * 30 + "DEEPTEXT"
+    glossary = GLOSSARY.replace("低精度训练。", json.dumps(f"低精度训练。\n\n{deep}\n\nAFTERDEEP"))
+    write(tiny, "data/glossary.yaml", glossary)
+    _fails(
+        tiny,
+        f"{tiny}/data/glossary.yaml:{_line(glossary, '- id: mixed-precision')}: WARNING: KB053 lists or quotes nested too deep",
+    )
+
+
+@pytest.mark.parametrize("directive", ["include", "literalinclude"])
+def test_a_definition_cannot_include_a_file(tiny, directive):
+    write(tiny, "docs/part.md", "INCLUDED\n")
+    glossary = GLOSSARY.replace(
+        "低精度训练。", json.dumps(f"低精度训练。\n\n```{{{directive}}} part.md\n```\n")
+    )
+    write(tiny, "data/glossary.yaml", glossary)
+    out = _fails(
+        tiny,
+        f"{tiny}/data/glossary.yaml:{_line(glossary, '- id: mixed-precision')}: WARNING: KB048 {{{directive}}} part.md",
+    )
+    assert "INCLUDED" not in (tiny / "_build/html/glossary.html").read_text(encoding="utf-8"), out[-3000:]
+
+
+def test_the_tiny_project_still_builds_clean(tiny):
+    code, out = build(tiny, TIMEOUT)
+    assert code == 0 and "WARNING" not in out, out[-3000:]
