@@ -718,6 +718,17 @@ def _unsafe_parts(schema: Any) -> list[tuple[list, str, str]]:
     return sorted(found, key=lambda f: [str(p) for p in f[0]])
 
 
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in a JSON value (without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            stack += [(v, depth + 1) for v in (node.values() if isinstance(node, dict) else node)]
+    return deepest
+
+
 def _pattern_message(pattern: str) -> str:
     return (
         f"pattern {pattern!r} is not one of the regular expressions the build knows to be "
@@ -764,6 +775,13 @@ def _schema_file(path: Path, stamp) -> Loaded:
         if exc.kind in ("duplicate", "unsafe"):
             return Loaded(None, [Problem(path, exc.line, CODES[exc.kind], exc.message)])
         root = None
+    # jsonschema walks a schema recursively: a deep one would end in
+    # RecursionError (parse_yaml caps the depth too, when the text is also YAML)
+    if _depth(schema) > MAX_DEPTH:
+        return Loaded(
+            None,
+            [Problem(path, 1, CODES["unsafe"], f"JSON nested more than {MAX_DEPTH} levels deep; flatten it")],
+        )
     # before check_schema: it compiles every pattern
     unsafe = _unsafe_parts(schema)
     if unsafe:
