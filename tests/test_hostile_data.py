@@ -260,3 +260,15 @@ def test_a_definition_cannot_include_a_file(tiny, directive):
 def test_the_tiny_project_still_builds_clean(tiny):
     code, out = build(tiny, TIMEOUT)
     assert code == 0 and "WARNING" not in out, out[-3000:]
+
+
+def test_a_schema_nested_too_deep_is_refused_without_a_traceback(tiny):
+    # a key over 1,024 characters is no YAML for PyYAML: the line finder gives
+    # up, and the depth must still be capped before jsonschema recurses into it
+    schema = _schema(tiny, "data/front-matter.schema.json")
+    schema["x" * 1100] = 1
+    text = json.dumps(schema, ensure_ascii=False)
+    n = 900
+    text = text[:-1] + ', "$defs": {"deep": ' + '{"items": ' * n + "{}" + "}" * n + "}}"
+    write(tiny, "data/front-matter.schema.json", text)
+    _fails(tiny, "data/front-matter.schema.json:1: WARNING: KB042 JSON nested more than 32 levels deep")
