@@ -419,7 +419,14 @@ def on_doctree_read(app, doctree: nodes.document) -> None:
 
 # What validation reads besides the page: when one changes, every page is
 # read (and validated) again.
-VALIDATION_DATA = ("tags.yaml", "guides.yaml", "front-matter.schema.json")
+# (The schemas of tags.yaml and guides.yaml decide whether those are usable.)
+VALIDATION_DATA = (
+    "tags.yaml",
+    "guides.yaml",
+    "front-matter.schema.json",
+    "schemas/tags.schema.json",
+    "schemas/guides.schema.json",
+)
 
 
 def setup(app) -> dict[str, Any]:

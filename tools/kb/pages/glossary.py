@@ -96,8 +96,9 @@ class GlossaryDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         holds_listing(self.env)
         path = Path(self.config.kb_data_dir) / "glossary.yaml"
-        # the page is read again when glossary.yaml changes
+        # the page is read again when glossary.yaml or its schema changes
         self.env.note_dependency(str(path))
+        self.env.note_dependency(str(kb_data.SCHEMAS / "glossary.schema.json"))
         loaded = kb_data.glossary(Path(self.config.kb_data_dir))
         entries = sorted(zip(loaded.data, loaded.lines), key=lambda e: (reading(e[0]["zh"]), e[0]["id"]))
         groups: dict[str, list[tuple[dict, int]]] = {}
