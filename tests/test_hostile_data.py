@@ -272,3 +272,18 @@ def test_a_schema_nested_too_deep_is_refused_without_a_traceback(tiny):
     text = text[:-1] + ', "$defs": {"deep": ' + '{"items": ' * n + "{}" + "}" * n + "}}"
     write(tiny, "data/front-matter.schema.json", text)
     _fails(tiny, "data/front-matter.schema.json:1: WARNING: KB042 JSON nested more than 32 levels deep")
+
+
+def test_fixing_a_tag_schema_rereads_the_pages(tiny):
+    # incremental build = full build: a tag that the broken schema left
+    # unchecked is reported once the schema is fixed, without a clean build
+    good = (tiny / "data/schemas/tags.schema.json").read_text(encoding="utf-8")
+    schema = json.loads(good)
+    schema["additionalProperties"] = {"$ref": "file:///etc/hostname"}
+    _write_json(tiny, "data/schemas/tags.schema.json", schema)
+    article = (tiny / "docs/training/x.md").read_text(encoding="utf-8")
+    write(tiny, "docs/training/x.md", article.replace("tags: [memory]", "tags: [memory, no-such-tag]"))
+    first = _fails(tiny, "data/schemas/tags.schema.json")
+    assert "no-such-tag" not in first, first[-3000:]
+    write(tiny, "data/schemas/tags.schema.json", good)
+    _fails(tiny, "training/x.md:4: WARNING: KB004 unknown tag 'no-such-tag'")
