@@ -210,3 +210,16 @@ def test_a_headers_file_that_is_no_text_file_is_a_warning_not_a_traceback(build_
         headers.write_bytes(b"/*\n  Content-Security-Policy: default-src '\xff'\n")
     app = build_root("ext-html-guard", freshenv=False)
     assert re.search(r"_static/_headers:\d+: WARNING: KB015 ", app.warning.getvalue())
+
+
+def test_a_headers_link_is_not_read(tmp_path):
+    """A link to /dev/zero hung the build when the policy was read, before the
+    links were refused (kb.guard.untrusted, KB011, where the site is built)."""
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static/_headers").symlink_to("/dev/zero")
+    assert guard.header_policy(tmp_path) == ""
+    # nor a link to a file of headers elsewhere
+    (tmp_path / "elsewhere").write_text("/*\n  Content-Security-Policy: default-src *\n", encoding="utf-8")
+    (tmp_path / "_static/_headers").unlink()
+    (tmp_path / "_static/_headers").symlink_to(tmp_path / "elsewhere")
+    assert guard.header_policy(tmp_path) == ""

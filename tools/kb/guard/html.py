@@ -142,12 +142,21 @@ HEADERS = Path("_static") / "_headers"
 NOT_IN_META = ("frame-ancestors", "report-uri", "report-to", "sandbox")
 
 
+# _static/_headers is a few lines; more is not a headers file
+MAX_HEADERS_BYTES = 64 * 1024
+
+
+def _headers_text(path: Path) -> str:
+    with path.open("rb") as f:
+        return f.read(MAX_HEADERS_BYTES).decode("utf-8", errors="replace")
+
+
 def header_policy(confdir: Path) -> str:
     """The Content-Security-Policy of ``_static/_headers`` ("" if none)."""
     path = confdir / HEADERS
-    if not path.is_file():
-        return ""
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    if path.is_symlink() or not path.is_file():
+        return ""  # a link is refused before anything is copied (KB011, kb.guard.untrusted)
+    for line in _headers_text(path).splitlines():
         name, _, value = line.strip().partition(":")
         if name.lower() == "content-security-policy":
             return value.strip()
@@ -563,7 +572,9 @@ def on_builder_inited(app) -> None:
     _build_start["time"] = time.time() - 2
     _policy["meta"] = app.config.kb_csp_meta
     headers = Path(app.confdir) / HEADERS
-    if headers.exists() and not headers.is_file():
+    if headers.is_symlink():
+        pass  # refused as a link (KB011, kb.guard.untrusted), never read
+    elif headers.exists() and not headers.is_file():
         logger.warning(
             "KB015 _static/_headers is not a file: it holds the site's HTTP headers (see CONTRIBUTING)",
             location=f"{shown(headers)}:1",
@@ -571,7 +582,7 @@ def on_builder_inited(app) -> None:
             subtype="html-guard",
         )
     elif headers.exists():
-        for line, what in header_problems(headers.read_text(encoding="utf-8", errors="replace")):
+        for line, what in header_problems(_headers_text(headers)):
             logger.warning(
                 "KB015 %s", what, location=f"{shown(headers)}:{line}", type="kb", subtype="html-guard"
             )
