@@ -287,3 +287,10 @@ def test_fixing_a_tag_schema_rereads_the_pages(tiny):
     assert "no-such-tag" not in first, first[-3000:]
     write(tiny, "data/schemas/tags.schema.json", good)
     _fails(tiny, "training/x.md:4: WARNING: KB004 unknown tag 'no-such-tag'")
+
+
+def test_a_data_file_that_is_a_folder_is_a_warning_not_a_traceback(tmp_path):
+    root = tiny_project(tmp_path / "kb")
+    (root / "data/tags.yaml").unlink()
+    (root / "data/tags.yaml").mkdir()
+    assert_fails_at(root, "data/tags.yaml:1: WARNING: KB040 cannot read the file", timeout=120)

@@ -110,7 +110,7 @@ def rebuild_when_changed(app, name: str, rebuild: str, files: Callable[[Any], It
     def digest(app, config) -> None:
         hashed = hashlib.sha256()
         for path in files(app):
-            hashed.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+            hashed.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
         setattr(config, name, hashed.hexdigest())
 
     app.connect("config-inited", digest)
