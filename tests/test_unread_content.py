@@ -43,7 +43,8 @@ def test_an_only_block_for_the_books_is_fine(tmp_path):
     root = tiny_project(tmp_path / "kb")
     page = root / "docs/training/x.md"
     page.write_text(
-        page.read_text(encoding="utf-8") + "\n```{only} book or latex\n书里才有的一段。\n```\n", encoding="utf-8"
+        page.read_text(encoding="utf-8") + "\n```{only} book or latex\n书里才有的一段。\n```\n",
+        encoding="utf-8",
     )
     code, out = build(root)
     assert code == 0 and "KB062" not in out, out[-3000:]
