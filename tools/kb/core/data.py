@@ -512,6 +512,21 @@ def tags(data_dir: Path) -> Loaded:
     return loaded
 
 
+def _slug_problem(
+    loaded: Loaded, path: Path, i: int, entry, field: str, label: str, why: str
+) -> Problem | None:
+    """A Problem when entry i's ``field`` is no ASCII kebab-case slug."""
+    if isinstance(entry, dict) and _slug(entry.get(field)):
+        return None
+    value = _get(entry, field)
+    return Problem(
+        path,
+        line_of(loaded.root, [i, field]),
+        CODES["schema"],
+        f"{label} {value!r} is not usable ({why}): {SLUG_RULE}",
+    )
+
+
 @functools.lru_cache(maxsize=16)
 def _guides(path: Path, stamp) -> Loaded:
     loaded = read_yaml(path, "guides.schema.json")
@@ -522,15 +537,9 @@ def _guides(path: Path, stamp) -> Loaded:
         if i in bad:
             continue
         line = loaded.root.value[i].start_mark.line + 1
-        if not isinstance(guide, dict) or not _slug(guide.get("key")):
-            extra.append(
-                Problem(
-                    path,
-                    line_of(loaded.root, [i, "key"]),
-                    CODES["schema"],
-                    f"guide key {_get(guide, 'key')!r} is not usable (it names the folder docs/<key>/): {SLUG_RULE}",
-                )
-            )
+        problem = _slug_problem(loaded, path, i, guide, "key", "guide key", "it names the folder docs/<key>/")
+        if problem:
+            extra.append(problem)
             bad.add(i)
             continue
         if guide["key"] in seen:
@@ -573,15 +582,9 @@ def _glossary(path: Path, stamp) -> Loaded:
         if i in bad:
             continue
         line = loaded.root.value[i].start_mark.line + 1
-        if not isinstance(entry, dict) or not _slug(entry.get("id")):
-            extra.append(
-                Problem(
-                    path,
-                    line_of(loaded.root, [i, "id"]),
-                    CODES["schema"],
-                    f"id {_get(entry, 'id')!r} is not usable (it names the entry's anchor, #term-<id>): {SLUG_RULE}",
-                )
-            )
+        problem = _slug_problem(loaded, path, i, entry, "id", "id", "it names the entry's anchor, #term-<id>")
+        if problem:
+            extra.append(problem)
             bad.add(i)
             continue
         nul = next((k for k, v in entry.items() if any(NUL.search(t) for t in _texts(v))), None)
