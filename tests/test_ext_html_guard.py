@@ -166,6 +166,20 @@ HOSTILE_HTML = {
     "css-escaped-url": '<p style="background:\\75 rl(https://evil.example/a.png)">x</p>',
     "css-image-set": '<style>p{background:image-set("https://evil.example/a.png" 1x)}</style>',
     "meta-referrer": '<meta name="referrer" content="unsafe-url">',
+    # the second review of 2026-12-02
+    "comment-ended-early": '<!--><script>alert(1)</script><img src="https://evil.example/t.png">-->',
+    "comment-bang-end": "<!-- --!><img src=x onerror=alert(1)>",
+    "cdata-in-html": '<![CDATA[ ><img src="https://evil.example/c.png"> ]]>',
+    "svg-title-is-markup": '<svg><title><img src=x onerror="alert(2)"></title></svg>',
+    "svg-style-is-markup": "<svg><style><img src=x onerror=1></style></svg>",
+    "math-style-is-markup": "<math><mtext><style><img src=x onerror=1></style></mtext></math>",
+    "style-self-closed": "<style/><b></b>{}body{background:url(https://evil.example/bg.png)}</style>",
+    "style-never-closed": "<style>@import url(https://evil.example/unclosed.css);",
+    "svg-animation-link": '<svg><a><animate attributeName="href" values="javascript:alert(3)"/><text>x</text></a></svg>',
+    "import-without-space": '<style>@import"https://evil.example/a.css";</style>',
+    "import-after-comment": '<style>@import/**/"//evil.example/a.css";</style>',
+    "svg-fill-url": '<svg><rect fill="url(https://evil.example/p.svg#a)"/></svg>',
+    "noscript-never-closed": "<noscript><img src=//evil.example/a.png>",
 }
 # What the site itself writes, which must stay clean.
 BENIGN_HTML = {
@@ -223,3 +237,23 @@ def test_a_headers_link_is_not_read(tmp_path):
     (tmp_path / "_static/_headers").unlink()
     (tmp_path / "_static/_headers").symlink_to(tmp_path / "elsewhere")
     assert guard.header_policy(tmp_path) == ""
+
+
+def test_the_policy_counts_only_first_in_head(monkeypatch):
+    """A browser obeys a <meta> policy in <head> for what follows it: after an
+    <svg> (which closes the head) or another element, the page has none."""
+    monkeypatch.setitem(guard._policy, "meta", "default-src 'self'")
+    meta = '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">'
+    assert guard.scan(f"<html><head>{meta}<meta charset=utf-8><link rel=icon href=a.png></head></html>")[1]
+    assert not guard.scan(f"<html><head><svg></svg>{meta}</head></html>")[1]
+    assert not guard.scan(f"<html><head><script src=a.js></script>{meta}</head></html>")[1]
+    assert not guard.scan(f"<html><head><noscript>{meta}</noscript></head></html>")[1]
+
+
+def test_an_svg_style_read_in_pieces_is_read_whole(tmp_path):
+    svg = tmp_path / "p.svg"
+    svg.write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg"><style>rect{fill:url&#40;https://evil.example/p.svg#a)}</style></svg>',
+        encoding="utf-8",
+    )
+    assert guard.check_file(svg, page=False)

@@ -58,7 +58,8 @@ from kb.guard.untrusted import is_remote, shown, url_scheme
 
 logger = logging.getLogger(__name__)
 
-CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)|@import\s+['\"]([^'\"]+)", re.IGNORECASE)
+CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)|@import\s*['\"]([^'\"]+)", re.IGNORECASE)
+CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
 # image-set("a.png" 1x) and cross-fade("a.png", …) load the strings they hold
 CSS_IMAGE_SET = re.compile(r"(?:-webkit-)?(?:image-set|cross-fade)\(", re.IGNORECASE)
 CSS_STRING = re.compile(r"([\"'])(.*?)\1", re.S)
@@ -76,7 +77,9 @@ def css_unescaped(css: str) -> str:
         char = chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
         return (" " if char in "\r\n\f" else char) + ("\n" if m.group(2) and m.group(2) in "\r\n\f" else "")
 
-    return CSS_ESCAPE.sub(one, css)
+    text = CSS_ESCAPE.sub(one, css)
+    # comments go (their line breaks stay): @import/**/"x" is @import "x"
+    return CSS_COMMENT.sub(lambda m: " " + "\n" * m[0].count("\n"), text)
 
 
 def css_urls(css: str) -> list[tuple[int, str]]:
@@ -180,6 +183,8 @@ class _Scanner(HTMLParser):
         self._inline: tuple[int, list[str]] | None = None  # an inline script being read
         self._style = False
         self._noscript: tuple[int, list[str]] | None = None
+        self._foreign = 0  # open <svg> and <math>: their content is markup, even in <style>
+        self._before_policy = True  # no element but html, head, meta, title yet
 
     def handle_starttag(self, tag: str, pairs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
@@ -191,13 +196,18 @@ class _Scanner(HTMLParser):
             and attrs.get("http-equiv", "").lower() == "content-security-policy"
             and _policy["meta"]
             and attrs.get("content") == _policy["meta"]
+            and self._before_policy  # a browser obeys it in <head> only, and only for what follows
         ):
             self.csp_meta = True
+        if tag not in ("html", "head", "meta", "title"):
+            self._before_policy = False
+        if tag in ("svg", "math"):
+            self._foreign += 1
         self.found += [(line, what) for what in _tag_problems(tag, attrs, pairs)]
         if tag == "script" and "src" not in attrs and attrs.get("type", "").lower() not in DATA_BLOCKS:
             self._inline = (line, [])
         self._style = tag == "style"
-        if tag in RAW_TEXT:
+        if tag in RAW_TEXT and not self._foreign:
             # html.parser reads only <script> and <style> as raw text; a browser
             # reads these up to their end tag too (what looks like a tag inside
             # is text, and what looks like an attribute may close them)
@@ -205,7 +215,21 @@ class _Scanner(HTMLParser):
             if tag == "noscript":  # and, with scripting off, as HTML
                 self._noscript = (line, [])
 
-    handle_startendtag = handle_starttag
+    def handle_startendtag(self, tag: str, pairs: list[tuple[str, str | None]]) -> None:
+        """<style/> is a start tag to a browser (a slash does not close an HTML
+        element that is not void): what follows is its raw text."""
+        self.handle_starttag(tag, pairs)
+        if tag in RAW_TEXT | {"script", "style"} and not self._foreign:
+            self.set_cdata_mode(tag)
+        elif tag in ("svg", "math"):
+            self._foreign -= 1
+
+    def set_cdata_mode(self, elem: str) -> None:
+        """Inside <svg> and <math> a browser reads <style> and <script> content
+        as markup (an <img> there is an HTML element); html.parser would read
+        it as text."""
+        if not self._foreign:
+            super().set_cdata_mode(elem)
 
     def handle_data(self, data: str) -> None:
         if self._noscript is not None:
@@ -216,6 +240,8 @@ class _Scanner(HTMLParser):
             self.found += [(self.getpos()[0], what) for what in _css_problems("style", data)]
 
     def handle_endtag(self, tag: str) -> None:
+        if tag in ("svg", "math") and self._foreign:
+            self._foreign -= 1
         if tag == "noscript" and self._noscript is not None:
             line, body = self._noscript
             self._noscript = None
@@ -235,6 +261,9 @@ class _Scanner(HTMLParser):
 
     def close(self) -> None:
         super().close()
+        if self.cdata_elem and self.rawdata:  # raw text never closed: html.parser keeps it back
+            self.handle_data(self.rawdata)
+            self.rawdata = ""
         if self._inline is not None:  # never closed: the rest of the file is script
             self.handle_endtag("script")
         if self._noscript is not None:
@@ -247,10 +276,24 @@ class _Scanner(HTMLParser):
 END_TAG_REST = re.compile(r"</([a-zA-Z][^\t\n\r\f />]*)[\t\n\r\f /][^>]*>")
 
 
-def scan(text: str) -> tuple[list[tuple[int, str]], bool]:
+# Comments a browser ends where html.parser does not (<!-->, <!--->, --!>),
+# and a CDATA section, which HTML ends at its first ">"
+DIFFERENTIAL = re.compile(r"<!---?>|--!>|<!\[CDATA\[")
+
+
+def scan(text: str, xml: bool = False) -> tuple[list[tuple[int, str]], bool]:
     """(line, what is wrong) for every finding in one file's HTML or SVG, and
-    whether it carries the site's policy as <meta>."""
+    whether it carries the site's policy as <meta>, first thing in <head>."""
     scanner = _Scanner()
+    early = [
+        (
+            text.count("\n", 0, m.start()) + 1,
+            f"{m[0]!r}: browsers end this where this check does not; remove it",
+        )
+        for m in DIFFERENTIAL.finditer(text)
+        if not (xml and m[0] == "<![CDATA[")
+    ]
+    scanner.found += early
     text = END_TAG_REST.sub(lambda m: f"</{m[1]}>" + "\n" * m[0].count("\n"), text)
     scanner.feed(text)
     scanner.close()
@@ -276,14 +319,33 @@ def _tag_problems(tag: str, attrs: dict[str, str], pairs: list[tuple[str, str | 
             yield f"event handler {name}= on <{tag}>; attach it from a script file"
         elif name in URL_ATTRS or name in LIST_ATTRS:
             yield from _url_problems(tag, name, value, attrs)
-        elif name == "style":
-            yield from _css_problems(tag, value)
+        elif name == "style" or "url(" in css_unescaped(value).lower():
+            yield from _css_problems(tag, value)  # also fill=, filter=, mask= … "url(…)"
+    yield from _animation_problems(tag, attrs)
     if tag == "script" and "src" in attrs and is_remote(attrs["src"]):
         yield f"script from another host: {attrs['src']!r}"
     if tag == "meta" and attrs.get("name", "").lower() == "referrer":
         yield "<meta name=referrer> changes what the site's links tell other sites; the policy is a header"
     if tag == "plaintext":
         yield "<plaintext> makes the rest of the page text, read differently by browsers and this check"
+
+
+XML_ANIMATION = {"set", "animate", "animatemotion", "animatetransform", "animatecolor"}
+
+
+def _animation_problems(tag: str, attrs: dict[str, str]):
+    """An SVG animation that sets a link or a handler (in .svg files and in
+    <svg> inside pages alike)."""
+    if tag not in XML_ANIMATION:
+        return
+    target = _local(attrs.get("attributename", attrs.get("attributeName", "")))
+    values = " ".join(attrs.get(a, "") for a in ("to", "from", "by", "values"))
+    if (
+        target in ("href", "src")
+        or target.startswith("on")
+        or url_scheme(values.strip()) in ("javascript", "vbscript", "data")
+    ):
+        yield f"<{tag} attributeName={target!r}> sets a link or handler by animation"
 
 
 def _url_problems(tag: str, name: str, value: str, attrs: dict[str, str]):
@@ -342,7 +404,6 @@ XML_ACTIVE = {
 }
 
 
-XML_ANIMATION = {"set", "animate", "animatemotion", "animatetransform", "animatecolor"}
 XML_LOADS = {"image", "use", "feimage", "audio", "video", "source", "track"}
 
 
@@ -354,7 +415,7 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
     """(line, what is wrong) in an XML document a browser would render."""
     found: list[tuple[int, str]] = []
     parser = expat.ParserCreate(namespace_separator="}")
-    styles: list[int] = []  # open <style> elements: their text is CSS
+    styles: list[tuple[int, list[str]]] = []  # open <style> elements and their text, which is CSS
 
     def start(name: str, attrib: dict[str, str]) -> None:
         line, tag = parser.CurrentLineNumber, _local(name)
@@ -367,27 +428,22 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
             elif attr in URL_ATTRS or attr == "srcset":
                 loads = attr == "href" and tag in XML_LOADS  # <image href> fetches, like src
                 found.extend((line, what) for what in _url_problems(tag, "src" if loads else attr, value, {}))
-            elif attr == "style":
-                found.extend((line, what) for what in _css_problems(tag, value))
-        if tag in XML_ANIMATION:
-            target = _local(attrib.get("attributeName", ""))
-            values = " ".join(attrib.get(a, "") for a in ("to", "from", "by", "values"))
-            if (
-                target in ("href", "src")
-                or target.startswith("on")
-                or url_scheme(values.strip()) in ("javascript", "vbscript", "data")
-            ):
-                found.append((line, f"<{tag} attributeName={target!r}> sets a link or handler by animation"))
+            elif attr == "style" or "url(" in css_unescaped(value).lower():
+                found.extend((line, what) for what in _css_problems(tag, value))  # fill="url(…)" too
+        found.extend(
+            (line, what) for what in _animation_problems(tag, {_local(k): v for k, v in attrib.items()})
+        )
         if tag == "style":
-            styles.append(line)
+            styles.append((line, []))
 
     def end(name: str) -> None:
         if _local(name) == "style" and styles:
-            styles.pop()
+            line, text = styles.pop()  # read whole: expat hands url&#40; over in pieces
+            found.extend((line, what) for what in _css_problems("style", "".join(text)))
 
     def data(chunk: str) -> None:
         if styles:
-            found.extend((parser.CurrentLineNumber, what) for what in _css_problems("style", chunk))
+            styles[-1][1].append(chunk)
 
     def instruction(target: str, _data: str) -> None:
         if target.lower() == "xml-stylesheet":
@@ -426,7 +482,7 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
         return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
     text = decoded(path.read_bytes() if data is None else data)
     if path.suffix.lower() in XML_TYPES:
-        return sorted(set(scan(text)[0] + scan_xml(text)))
+        return sorted(set(scan(text, xml=True)[0] + scan_xml(text)))
     if path.suffix.lower() == ".css":
         unescaped = css_unescaped(text)  # the same lines as the file's
         starts = [0] + [m.end() for m in re.finditer("\n", unescaped)]
