@@ -2,8 +2,8 @@
 
 - KB061 a file under docs/ that looks like a page but is not read: another
   suffix than .md (.MD, .markdown, .rst);
-- KB062 an ``only`` block whose tag no build of the site sets: its content
-  would be in no build.
+- KB062 an ``only`` block whose condition holds in no build of the site
+  (html; epub and latex with -t book): its content would be in none.
 """
 
 from __future__ import annotations
@@ -30,13 +30,18 @@ def test_a_readme_is_a_note_for_the_repository_not_a_page(tmp_path):
     assert code == 0 and "KB061" not in out, out[-3000:]
 
 
-def test_an_only_block_no_build_shows_is_named(tmp_path):
+@pytest.mark.parametrize("condition", ["nothing", "man", "html and latex", "not html and not book"])
+def test_an_only_block_no_build_shows_is_named(tmp_path, condition):
     root = tiny_project(tmp_path / "kb")
     page = root / "docs/training/x.md"
     text = page.read_text(encoding="utf-8")
     line = text.count("\n") + 2
-    page.write_text(text + "\n```{only} nothing\n这一段在任何构建里都不会出现。\n```\n", encoding="utf-8")
-    assert_fails_at(root, f"x.md:{line}: WARNING: KB062 the only block names 'nothing'")
+    page.write_text(
+        text + f"\n```{{only}} {condition}\n这一段在任何构建里都不会出现。\n```\n", encoding="utf-8"
+    )
+    assert_fails_at(
+        root, f"x.md:{line}: WARNING: KB062 the only block's condition {condition!r} holds in no build"
+    )
 
 
 def test_an_only_block_for_the_books_is_fine(tmp_path):
