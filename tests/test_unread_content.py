@@ -53,3 +53,20 @@ def test_an_only_block_for_the_books_is_fine(tmp_path):
     )
     code, out = build(root)
     assert code == 0 and "KB062" not in out, out[-3000:]
+
+
+def test_includes_that_multiply_stop_at_a_budget(tmp_path):
+    """30 files that each include the next twice would be 2**29 includes: the
+    build ends, at the page, with KB063 (it never finished before)."""
+    root = tiny_project(tmp_path / "kb")
+    parts = root / "docs/training/parts"
+    parts.mkdir()
+    for i in range(29):
+        (parts / f"p{i}.txt").write_text(
+            f"```{{include}} parts/p{i + 1}.txt\n```\n\n```{{include}} parts/p{i + 1}.txt\n```\n",
+            encoding="utf-8",
+        )
+    (parts / "p29.txt").write_text("叶子。\n", encoding="utf-8")
+    page = root / "docs/training/x.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n```{include} parts/p0.txt\n```\n", encoding="utf-8")
+    assert_fails_at(root, "x.md: WARNING: KB063 the page includes more than 200 files", timeout=120)

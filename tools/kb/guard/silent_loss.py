@@ -85,14 +85,42 @@ def _report_depth(app, text: str, location) -> None:
 
 
 def on_source_read(app, docname: str, source: list[str]) -> None:
+    _included.pop(docname, None)  # read again: its includes counted afresh
     if str(app.env.doc2path(docname)).endswith(".md"):
         _report_depth(app, source[0], lambda line: (docname, line))
 
 
+# A page with its includes, and their includes, in all: 30 files that each
+# include the next twice are 2**29 includes, a build that never ends (KB063).
+MAX_INCLUDES = 200
+MAX_INCLUDED_BYTES = 4 << 20
+_included: dict[str, list] = {}  # docname -> [files, bytes, warned] read for it in this process
+
+
 def on_include_read(app, relative_path, parent_docname: str, content: list[str]) -> None:
     """An included file is parsed like a page (MyST's {include}, or rST's
-    include with a MyST parser): the same limit, reported at its own line."""
+    include with a MyST parser): the same limit, reported at its own line.
+    And a page's includes have a budget; past it, an include is empty."""
     path = Path(app.srcdir) / relative_path
+    page = app.env.docname  # the page being read (the parent may be another included file)
+    count = _included.setdefault(page, [0, 0, False])
+    count[0] += 1
+    count[1] += len(content[0].encode("utf-8"))
+    if count[0] > MAX_INCLUDES or count[1] > MAX_INCLUDED_BYTES:
+        if not count[2]:
+            count[2] = True
+            logger.warning(
+                "KB063 the page includes more than %d files or %d MiB in all (includes of "
+                "includes counted): %s and what follows are left out; include less",
+                MAX_INCLUDES,
+                MAX_INCLUDED_BYTES >> 20,
+                relative_path,
+                location=(page, None),
+                type="kb",
+                subtype="include",
+            )
+        content[0] = ""
+        return
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
 
 
