@@ -63,3 +63,13 @@ def test_a_template_for_the_book_builders_is_refused(root):
     assert_fails_at(
         root, "_templates/latex.tex_t:1: WARNING: KB018 the templates folder holds only", timeout=300
     )
+
+
+def test_a_template_that_does_not_parse_is_named_at_its_line(root):
+    line = include(root, "{% if %}")
+    assert_fails_at(root, f"_templates/page.html:{line}: WARNING: KB064 the template does not parse", timeout=300)
+
+
+def test_a_template_including_itself_is_a_warning_not_a_traceback(root):
+    include(root, '{% include "page.html" %}')
+    assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)

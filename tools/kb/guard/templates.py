@@ -29,6 +29,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from jinja2 import TemplateError, TemplateSyntaxError
+from jinja2.sandbox import SandboxedEnvironment
 from sphinx.jinja2glue import BuiltinTemplateLoader
 from sphinx.util import logging
 
@@ -83,6 +85,26 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         self.builder = builder
         super().init(builder, theme, dirs)
 
+    def render(self, template: str, context: dict) -> str:
+        """A template that fails as it renders (a template including itself,
+        a filter given the wrong value) is KB064 at the page, not a traceback."""
+        try:
+            return super().render(template, context)
+        except (TemplateError, RecursionError, TypeError, ValueError) as exc:
+            logger.warning(
+                "KB064 the template %s failed on this page (%s: %s); fix the template",
+                template,
+                type(exc).__name__,
+                str(exc)[:200],
+                location=(context.get("pagename"), None) if context.get("pagename") else None,
+                type="kb",
+                subtype="template",
+            )
+            return ""
+
+
+# Jinja's syntax, as the builders read templates (with the i18n extension)
+SYNTAX = SandboxedEnvironment(extensions=["jinja2.ext.i18n"])
 
 # {% include "x" %}, {% import 'x' as y %}, {% from "x" import y %}, {% extends "x" %}
 NAMED = re.compile(r"{%-?\s*(?:include|import|from|extends)\s+([\"'])(.*?)\1", re.S)
@@ -105,6 +127,16 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
                 )
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
+            try:
+                SYNTAX.parse(text)
+            except TemplateSyntaxError as exc:
+                found.append(
+                    (
+                        f"{shown(path)}:{exc.lineno or 1}",
+                        f"KB064 the template does not parse ({exc.message}); fix it (Jinja syntax)",
+                    )
+                )
+                continue
             for match in NAMED.finditer(text):
                 if not confined(match.group(2)):
                     found.append(
