@@ -67,7 +67,9 @@ def test_a_template_for_the_book_builders_is_refused(root):
 
 def test_a_template_that_does_not_parse_is_named_at_its_line(root):
     line = include(root, "{% if %}")
-    assert_fails_at(root, f"_templates/page.html:{line}: WARNING: KB064 the template does not parse", timeout=300)
+    assert_fails_at(
+        root, f"_templates/page.html:{line}: WARNING: KB064 the template does not parse", timeout=300
+    )
 
 
 def test_a_template_including_itself_is_a_warning_not_a_traceback(root):

@@ -224,12 +224,12 @@ class _Scanner(HTMLParser):
         elif tag in ("svg", "math"):
             self._foreign -= 1
 
-    def set_cdata_mode(self, elem: str) -> None:
+    def set_cdata_mode(self, elem: str, **kwargs) -> None:
         """Inside <svg> and <math> a browser reads <style> and <script> content
         as markup (an <img> there is an HTML element); html.parser would read
         it as text."""
         if not self._foreign:
-            super().set_cdata_mode(elem)
+            super().set_cdata_mode(elem, **kwargs)  # (newer Pythons pass escapable=)
 
     def handle_data(self, data: str) -> None:
         if self._noscript is not None:
