@@ -257,3 +257,17 @@ def test_an_svg_style_read_in_pieces_is_read_whole(tmp_path):
         encoding="utf-8",
     )
     assert guard.check_file(svg, page=False)
+
+
+def test_a_page_written_again_unchanged_is_not_read_again_but_a_changed_one_is(build_root, checked):
+    app = build_root("ext-html-guard")
+    checked.clear()
+    page = Path(app.srcdir) / "index.rst"
+    page.write_text(page.read_text(encoding="utf-8") + "\nMore.\n", encoding="utf-8")
+    build_root("ext-html-guard", freshenv=False)
+    assert "index.html" in checked  # its bytes changed
+    checked.clear()
+    build_root("ext-html-guard", freshenv=False)  # search.html is written again, the same
+    assert "search.html" not in checked
+    # the basic theme's other pages carry an inline script: a failure is read every time
+    assert "genindex.html" in checked

@@ -648,10 +648,11 @@ def on_page_context(app, pagename, templatename, context, doctree) -> None:
     context["kb_csp_meta"] = _policy["meta"]
 
 
-# The copied files (assets) that passed, by content: every build checks every
-# asset again (a copied file keeps its source's time, so there is no telling
-# which ones this build copied), and one that passed under the same rules
-# passes again. Kept beside the doctrees, never in the published folder.
+# The files that passed, by content: every build checks every asset again (a
+# copied file keeps its source's time, so there is no telling which ones this
+# build copied) and the pages it wrote (the generated tag, search and 404
+# pages are written every build), and bytes that passed under the same rules
+# pass again. Kept beside the doctrees, never in the published folder.
 PASSED = "kb-guard-passed.json"
 _passed: set[str] = set()  # of this build; forked workers inherit it
 
@@ -668,17 +669,18 @@ def rules() -> str:
     return digest.hexdigest()
 
 
-def content_digest(path: Path, data: bytes) -> str:
-    return hashlib.sha256(path.suffix.lower().encode() + b"\0" + data).hexdigest()
+def content_digest(path: Path, data: bytes, page: bool = False) -> str:
+    kind = b"page" if page else b"file"  # a page must carry the policy too
+    return hashlib.sha256(path.suffix.lower().encode() + b"\0" + kind + b"\0" + data).hexdigest()
 
 
-def _check(item: tuple[Path, bool]) -> tuple[str | None, list[tuple[int, str]] | None]:
-    """(the asset's content digest, its findings, or None when those very
+def _check(item: tuple[Path, bool]) -> tuple[str, list[tuple[int, str]] | None]:
+    """(the file's content digest, its findings, or None when those very
     bytes passed before); the file is read once, for both."""
     path, page = item
     data = path.read_bytes()
-    digest = None if page else content_digest(path, data)
-    if digest is not None and digest in _passed:
+    digest = content_digest(path, data, page)
+    if digest in _passed:
         return digest, None
     return digest, check_file(path, page, data)
 
@@ -716,7 +718,7 @@ def on_build_finished(app, exception) -> None:
     files = sorted(written_files(Path(app.outdir), _build_start["time"]))
     clean = set()
     for (path, _page), (digest, found) in zip(files, check_files(files)):
-        if digest is not None and not found:
+        if not found:
             clean.add(digest)  # passed now, or before (found is None)
         for line, what in found or ():
             logger.warning(
