@@ -27,6 +27,7 @@ BUILD_INPUTS = [
     "conf.py",
     "_static",
     "_templates",
+    "locale",
     "data",
     "tools",
     "pagefind.yml",
