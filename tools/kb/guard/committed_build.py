@@ -49,7 +49,13 @@ NO_GIT = (
 )
 
 
-def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess | None:
+def in_checkout(start: Path) -> bool:
+    """Whether ``start`` is inside a git checkout (a ``.git`` above it)."""
+    return any((d / ".git").exists() for d in (start, *start.parents))
+
+
+def git(args: list[str], cwd: Path) -> subprocess.CompletedProcess | None:
+    """``git ARGS`` in ``cwd``; None when git does not run."""
     try:
         return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.SubprocessError):
@@ -73,13 +79,13 @@ def committed(folder: Path, start: Path) -> tuple[list[Path], str | None]:
     ``_build`` that is a link (Sphinx follows it to wherever it points) or a
     file is itself a tracked file on the way."""
     start = Path(os.path.abspath(start))
-    if not any((d / ".git").exists() for d in (start, *start.parents)):
+    if not in_checkout(start):
         return [], None
-    top = _git(["rev-parse", "--show-toplevel"], start)
+    top = git(["rev-parse", "--show-toplevel"], start)
     if top is None or top.returncode != 0:
         return [], _why(top)
     root = Path(top.stdout.decode("utf-8", "replace").strip()).resolve()
-    listed = _git(["ls-files", "-s", "-z"], root)
+    listed = git(["ls-files", "-s", "-z"], root)
     if listed is None or listed.returncode != 0:
         return [], _why(listed)
     way = Path(os.path.abspath(folder)).resolve()

@@ -35,13 +35,13 @@ import io
 import os
 import re
 import string
-import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from sphinx.util import logging
 
+from kb.guard.committed_build import git, in_checkout
 from kb.guard.silent_loss import BuildStopped
 from kb.guard.untrusted import shown
 
@@ -75,15 +75,10 @@ def _warn(code: str, path: Path, line: int, message: str, *args) -> None:
 
 def _tracked(root: Path) -> set[Path] | None:
     """The files git tracks under ``root`` (None: not a checkout, or git cannot say)."""
-    if not any((d / ".git").exists() for d in (root, *root.parents)):
+    if not in_checkout(root):
         return None
-    try:
-        proc = subprocess.run(
-            ["git", "ls-files", "-z", "--", "."], cwd=root, capture_output=True, timeout=120, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0:
+    proc = git(["ls-files", "-z", "--", "."], root)
+    if proc is None or proc.returncode != 0:
         return None
     return {(root / os.fsdecode(name)).absolute() for name in proc.stdout.split(b"\0") if name}
 
@@ -208,6 +203,15 @@ def _field_text(fields: Counter) -> str:
     )
 
 
+def placeholders_expected(got: Counter, wanted: list[Counter], plural: bool) -> Counter | None:
+    """The msgid's placeholders when a translation's differ from them (a
+    plural form may use any of its msgids' placeholders), else None."""
+    union = sum(wanted, Counter())
+    if (plural and not set(got) <= set(union)) or (not plural and got != wanted[0]):
+        return union if plural else wanted[0]
+    return None
+
+
 def message_problems(po: Path, catalog) -> list[tuple[int, str]]:
     """(line, why) for each translation that would break or change the pages."""
     found = []
@@ -235,13 +239,13 @@ def message_problems(po: Path, catalog) -> list[tuple[int, str]]:
                     )
                     continue
                 if all(w is not None for w in wanted):
-                    union = sum(wanted, Counter())
-                    if (plural and not set(got) <= set(union)) or (not plural and got != wanted[0]):
+                    expected = placeholders_expected(got, wanted, plural)
+                    if expected is not None:
                         found.append(
                             (
                                 line,
                                 f"msgstr {text!r} has the placeholders {_field_text(got)} but the "
-                                f"msgid has {_field_text(wanted[0] if not plural else union)}: use "
+                                f"msgid has {_field_text(expected)}: use "
                                 f"exactly the msgid's placeholders",
                             )
                         )
@@ -249,14 +253,14 @@ def message_problems(po: Path, catalog) -> list[tuple[int, str]]:
             else:
                 wanted = [Counter(PERCENT.findall(i)) for i in ids]
                 got = Counter(PERCENT.findall(text))
-                union = sum(wanted, Counter())
-                if (plural and not set(got) <= set(union)) or (not plural and got != wanted[0]):
+                expected = placeholders_expected(got, wanted, plural)
+                if expected is not None:
                     found.append(
                         (
                             line,
                             f"msgstr {text!r} has the placeholders "
                             f"{' '.join(sorted(got.elements())) or 'none'} but the msgid has "
-                            f"{' '.join(sorted((wanted[0] if not plural else union).elements())) or 'none'}: "
+                            f"{' '.join(sorted(expected.elements())) or 'none'}: "
                             f"use exactly the msgid's %(…)s placeholders",
                         )
                     )
