@@ -141,24 +141,24 @@ def test_llms_full_txt_is_written_again_only_when_what_it_holds_changed(tmp_path
     largest file of a build with no change); an edit, or the file gone,
     writes it again, as a full build would."""
     root = make_small_site(tmp_path / "kb")
-    assert build(root, "html")[0] == 0
+    assert (built := build(root, "html"))[0] == 0, built[1][-3000:]
     full = root / "_build/html/llms-full.txt"
     written = full.stat().st_mtime_ns
-    assert build(root, "html")[0] == 0
+    assert (built := build(root, "html"))[0] == 0, built[1][-3000:]
     assert full.stat().st_mtime_ns == written
     article = root / "docs/training/x.md"
     article.write_text(
         article.read_text(encoding="utf-8").replace(ARTICLE_TEXT, ARTICLE_TEXT + "编辑后的一句。"),
         encoding="utf-8",
     )
-    assert build(root, "html")[0] == 0
+    assert (built := build(root, "html"))[0] == 0, built[1][-3000:]
     edited = full.read_text(encoding="utf-8")
     assert "编辑后的一句。" in edited
     full.unlink()
-    assert build(root, "html")[0] == 0
+    assert (built := build(root, "html"))[0] == 0, built[1][-3000:]
     assert full.read_text(encoding="utf-8") == edited
     shutil.rmtree(root / "_build")
-    assert build(root, "html")[0] == 0
+    assert (built := build(root, "html"))[0] == 0, built[1][-3000:]
     assert full.read_text(encoding="utf-8") == edited
 
 
