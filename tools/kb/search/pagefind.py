@@ -2,8 +2,13 @@
 
 Used by ``kb.search.index`` (not a Sphinx extension). Pagefind writes the new index
 next to the site and it replaces ``<site>/pagefind`` by renaming, so a reader
-never meets a half-written index; a lock file next to the site makes runs
-wait for each other, so the last build's run is the one that stays.
+never meets a half-written index; a lock makes runs wait for each other,
+so the last build's run is the one that stays. The lock file is kept
+outside the build folder (in a folder of this user's under the system's
+temporary folder, named by the site's path): ``rm -r _build`` while a
+background run goes on must not let the next build's run start beside it.
+A run whose site was deleted meanwhile leaves nothing behind: its index and
+its failure belong to a site that no longer exists.
 
 ``kb.search.index`` runs it in the build when the site has no index yet, and in
 the background after an incremental build (the HTML is ready first; at 1,000
@@ -20,11 +25,14 @@ Command line (what the background run executes)::
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
-from contextlib import contextmanager
+import tempfile
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 
@@ -40,13 +48,35 @@ def binary(confdir: Path) -> Path:
     return confdir / "node_modules" / ".bin" / "pagefind"
 
 
+def lock_file(site: Path) -> Path:
+    """Where runs on `site` take their turn: the same file for the same
+    site path, whatever happens to the build folder."""
+    folder = Path(tempfile.gettempdir()) / f"kb-pagefind-{os.getuid()}"
+    with suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    info = os.lstat(folder)  # not a link, and nobody else's (a shared /tmp)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise RuntimeError(f"{folder} is not a private folder of this user: remove it")
+    name = hashlib.sha256(str(site.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return folder / f"{name}.lock"
+
+
 def _acquire(site: Path):
     """The lock file of `site`, opened and locked (waits for a running index)."""
-    path = _sibling(site, "pagefind-lock")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "w")  # noqa: SIM115 (held by the caller until the lock is released)
+    fd = os.open(lock_file(site), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    handle = os.fdopen(fd, "r+")  # held by the caller until the lock is released
     fcntl.flock(handle, fcntl.LOCK_EX)
     return handle
+
+
+def _still(site: Path, folder: int) -> bool:
+    """Whether `site` is still the folder open as `folder` (held open, a
+    deleted folder's inode cannot be reused for a new one meanwhile)."""
+    try:
+        now, then = os.stat(site), os.fstat(folder)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (then.st_dev, then.st_ino)
 
 
 @contextmanager
@@ -58,6 +88,21 @@ def _lock(site: Path, held: bool = False):
         yield
 
 
+@contextmanager
+def _opened(site: Path):
+    """`site` open as a folder while the run goes on (None if there is none:
+    Pagefind then says so)."""
+    try:
+        folder = os.open(site, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield None
+        return
+    try:
+        yield folder
+    finally:
+        os.close(folder)
+
+
 def wait(site: Path) -> None:
     """Return once no Pagefind run on `site` is in progress."""
     with _lock(site):
@@ -66,7 +111,7 @@ def wait(site: Path) -> None:
 
 def index(site: Path, confdir: Path, held: bool = False) -> str | None:
     """Index `site`; on failure return Pagefind's output (and record it)."""
-    with _lock(site, held):
+    with _lock(site, held), _opened(site) as folder:
         new, old = _sibling(site, "pagefind-new"), _sibling(site, "pagefind-old")
         for path in (new, old):
             shutil.rmtree(path, ignore_errors=True)
@@ -78,6 +123,9 @@ def index(site: Path, confdir: Path, held: bool = False) -> str | None:
             capture_output=True,
             text=True,
         )
+        if folder is not None and not _still(site, folder):  # deleted meanwhile (rm -r _build)
+            shutil.rmtree(new, ignore_errors=True)
+            return None
         if proc.returncode != 0 or not (new / "pagefind-entry.json").exists():
             shutil.rmtree(new, ignore_errors=True)
             output = (proc.stderr or proc.stdout or f"exit status {proc.returncode}").strip()
