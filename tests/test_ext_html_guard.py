@@ -5,7 +5,9 @@ one that failed fails every build."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -271,3 +273,42 @@ def test_a_page_written_again_unchanged_is_not_read_again_but_a_changed_one_is(b
     assert "search.html" not in checked
     # the basic theme's other pages carry an inline script: a failure is read every time
     assert "genindex.html" in checked
+
+
+def test_pages_are_checked_once_by_the_process_that_wrote_them(build_root, tmp_path, monkeypatch):
+    """In a parallel write, the worker processes check the pages they write
+    (kb-html-page-written); the build's end checks only what they did not
+    pass, and a bad page is reported once."""
+    log = tmp_path / "checks.log"
+    check = guard.check_file
+
+    def spy(path, page=True, data=None):
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(f"{os.getpid()} {Path(path).name}\n")
+        return check(path, page, data)
+
+    monkeypatch.setattr(guard, "check_file", spy)
+    src = tmp_path / "ext-html-guard"
+    shutil.copytree(Path(__file__).parent / "roots/test-ext-html-guard", src)
+    # pages with no inline script (alabaster's layout has one)
+    (src / "_templates/layout.html").write_text(
+        "<!doctype html><html><head><title>{{ title|striptags|e }}</title></head><body>{{ body }}</body></html>\n",
+        encoding="utf-8",
+    )
+    pages = [f"p{i}" for i in range(6)]
+    for page in pages:
+        (src / f"{page}.rst").write_text(f"{page}\n==\n\n正文。\n", encoding="utf-8")
+    (src / "bad.rst").write_text(
+        'Bad\n===\n\n.. raw:: html\n\n   <img src="https://tracker.example/p.gif">\n', encoding="utf-8"
+    )
+    (src / "index.rst").write_text(
+        "Guard\n=====\n\n.. toctree::\n\n   " + "\n   ".join([*pages, "bad"]) + "\n", encoding="utf-8"
+    )
+    app = build_root("ext-html-guard", parallel=2, confoverrides={"kb_parallel_threshold": 1})
+    checks = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    by_page = {name: [pid for pid, seen in checks if seen == name] for name in (f"{p}.html" for p in pages)}
+    assert all(len(pids) == 1 for pids in by_page.values()), by_page
+    assert all(pid != str(os.getpid()) for pids in by_page.values() for pid in pids), by_page
+    assert app.warning.getvalue().count("tracker.example") == 1, app.warning.getvalue()
+    assert "bad.html" in app.warning.getvalue()
+    assert not (Path(app.doctreedir) / guard.CHECKED).exists()

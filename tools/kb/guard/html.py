@@ -42,6 +42,7 @@ import multiprocessing
 import os
 import pyexpat
 import re
+import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -627,6 +628,9 @@ def on_builder_inited(app) -> None:
     # file times have a coarser clock than time.time() on some file systems
     _build_start["time"] = time.time() - 2
     _policy["meta"] = app.config.kb_csp_meta
+    shutil.rmtree(Path(app.doctreedir) / CHECKED, ignore_errors=True)  # of a build that stopped
+    _passed.clear()
+    _passed.update(passed_before(Path(app.doctreedir)))
     headers = Path(app.confdir) / HEADERS
     if headers.is_symlink():
         pass  # refused as a link (KB011, kb.guard.untrusted), never read
@@ -655,6 +659,13 @@ def on_page_context(app, pagename, templatename, context, doctree) -> None:
 # pass again. Kept beside the doctrees, never in the published folder.
 PASSED = "kb-guard-passed.json"
 _passed: set[str] = set()  # of this build; forked workers inherit it
+# Pages are checked as soon as they are written (``kb-html-page-written``,
+# from kb.site.build_speed's builder), in the process that wrote them: in a
+# parallel build, the worker processes, while the main process prepares the
+# next pages. Each process appends the digests that passed to a file of its
+# own here; build-finished reads them. A page that failed is checked again
+# there, and reported once.
+CHECKED = "kb-guard-checked"
 
 
 def rules() -> str:
@@ -685,6 +696,37 @@ def _check(item: tuple[Path, bool]) -> tuple[str, list[tuple[int, str]] | None]:
     return digest, check_file(path, page, data)
 
 
+def passed_before(doctreedir: Path) -> set[str]:
+    """What passed in the last build, under the same rules."""
+    try:
+        known = json.loads((doctreedir / PASSED).read_text(encoding="utf-8"))
+        return set(known["passed"]) if known.get("rules") == rules() else set()
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
+def on_page_written(app, pagename: str, path: Path) -> None:
+    """Check a page as it is written; record its digest if it passed."""
+    if not serves_pages(app.builder):
+        return
+    data = path.read_bytes()
+    digest = content_digest(path, data, page=True)
+    if digest in _passed or check_file(path, True, data):
+        return
+    folder = Path(app.doctreedir) / CHECKED
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{os.getpid()}.txt", "a", encoding="ascii") as record:
+        record.write(digest + "\n")
+
+
+def checked_while_writing(doctreedir: Path) -> set[str]:
+    """The digests of the pages that passed as they were written."""
+    passed = set()
+    for record in sorted((doctreedir / CHECKED).glob("*.txt")):
+        passed.update(record.read_text(encoding="ascii").split())
+    return passed
+
+
 # From this many written files on (a title edit at 1,000 articles writes 200),
 # they are checked by one process per core: the check reads every byte.
 PARALLEL_FILES = 64
@@ -706,17 +748,15 @@ def on_build_finished(app, exception) -> None:
     # served with the site's headers
     if exception is not None or not serves_pages(app.builder):
         return
-    record = Path(app.doctreedir) / PASSED
-    key = rules()
-    try:
-        known = json.loads(record.read_text(encoding="utf-8"))
-        passed = set(known["passed"]) if known.get("rules") == key else set()
-    except (OSError, ValueError, KeyError, TypeError):
-        passed = set()
-    _passed.clear()
-    _passed.update(passed)
-    files = sorted(written_files(Path(app.outdir), _build_start["time"]))
+    _passed.update(checked_while_writing(Path(app.doctreedir)))
     clean = set()
+    files = []
+    for path, page in sorted(written_files(Path(app.outdir), _build_start["time"])):
+        digest = content_digest(path, path.read_bytes(), page)
+        if digest in _passed:
+            clean.add(digest)
+        else:
+            files.append((path, page))
     for (path, _page), (digest, found) in zip(files, check_files(files)):
         if not found:
             clean.add(digest)  # passed now, or before (found is None)
@@ -730,8 +770,10 @@ def on_build_finished(app, exception) -> None:
                 type="kb",
                 subtype="html-guard",
             )
+    record = Path(app.doctreedir) / PASSED
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"rules": key, "passed": sorted(clean)}), encoding="utf-8")
+    record.write_text(json.dumps({"rules": rules(), "passed": sorted(clean)}), encoding="utf-8")
+    shutil.rmtree(Path(app.doctreedir) / CHECKED, ignore_errors=True)
 
 
 def setup(app) -> dict[str, Any]:
@@ -740,6 +782,8 @@ def setup(app) -> dict[str, Any]:
     app.connect("config-inited", on_config_inited)
     app.connect("builder-inited", on_builder_inited)
     app.connect("html-page-context", on_page_context)
+    app.setup_extension("kb.site.build_speed")  # defines kb-html-page-written
+    app.connect("kb-html-page-written", on_page_written)
     # after the other handlers of the event, which write files too (feed.xml,
     # sitemap.xml): the default priority is 500
     app.connect("build-finished", on_build_finished, priority=900)

@@ -134,7 +134,16 @@ def on_env_updated(app, env) -> list[str]:
 
 class HTMLBuilder(StandaloneHTMLBuilder):
     """Sphinx's HTML builder; below kb_parallel_threshold pages, it writes
-    them in this process."""
+    them in this process. Once a document's page is written, it emits
+    ``kb-html-page-written`` (page name, file) in the process that wrote it
+    (a worker process in a parallel write), for checks of the written bytes
+    (kb.guard.html)."""
+
+    def write_doc(self, docname: str, doctree) -> None:
+        super().write_doc(docname, doctree)
+        page = Path(self.get_outfilename(docname))
+        if page.is_file():
+            self.events.emit("kb-html-page-written", docname, page)
 
     def write_documents(self, docnames) -> None:
         if len(docnames) < self.config.kb_parallel_threshold:
@@ -162,6 +171,7 @@ def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.store")  # the pages read, merged from the workers
     app.add_config_value("kb_parallel_threshold", 20, "", types=[int])
     app.add_builder(HTMLBuilder, override=True)
+    app.add_event("kb-html-page-written")
     app.connect("config-inited", on_config_inited)
     app.connect("builder-inited", on_builder_inited)
     # Last of the handlers of this event (the default is 500): the others see
