@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from ext_helpers import build_root  # noqa: F401 (fixture)
+from kb.site import build_speed
 from sphinx.util.parallel import parallel_available
 
 pytest_plugins = ("sphinx.testing.fixtures",)
@@ -107,3 +108,34 @@ def test_a_page_a_worker_failed_on_is_named_not_dropped(build_root, monkeypatch,
     assert re.search(rf"c\.rst: WARNING: KB058 the page was not {what}", warnings.getvalue()), (
         warnings.getvalue()
     )
+
+
+def test_the_collector_runs_every_few_pages_and_only_then(build_root, monkeypatch):
+    """From the loaded environment (builder-inited) to the build's end,
+    Python's collector runs only when GC_PAGES pages were read or prepared
+    (never on its own, over half-processed doctrees); then it is back on."""
+    monkeypatch.setattr(build_speed, "GC_PAGES", 2)
+    window, runs = [False], []
+    inited, finished = build_speed.on_builder_inited, build_speed.on_build_finished
+
+    def on_builder_inited(app):
+        inited(app)
+        window[0] = True
+
+    def on_build_finished(app, exception):
+        window[0] = False
+        finished(app, exception)
+
+    def seen(phase, info):
+        if phase == "start" and window[0]:
+            runs.append(info["generation"])
+
+    monkeypatch.setattr(build_speed, "on_builder_inited", on_builder_inited)
+    monkeypatch.setattr(build_speed, "on_build_finished", on_build_finished)
+    gc.callbacks.append(seen)
+    try:
+        build_root("ext-build-speed")  # 5 pages, read and written here (no -j)
+    finally:
+        gc.callbacks.remove(seen)
+    assert gc.isenabled()
+    assert runs == [2] * 5, runs  # 10 pages made: 5 read, 5 prepared to be written
