@@ -87,6 +87,27 @@ def test_a_lost_glyph_a_font_not_embedded_and_a_broken_link_are_reported():
     log = "LaTeX Warning: Hyper reference `glossary:glossary-a' on page 170 undefined on input line 9.\n"
     assert check_books.broken_links(log + log) == ["glossary:glossary-a"]
     assert check_books.broken_links("LaTeX Warning: Label(s) may have changed.\n") == []
+    twice = "LaTeX Warning: Label `hardware/index:hardware-gpu-specs' multiply defined.\n"
+    assert check_books.labels_twice(twice + twice) == ["hardware/index:hardware-gpu-specs"]
+    assert check_books.labels_twice(log) == []
+
+
+def test_a_label_before_a_guide_heading_is_written_once():
+    """A guide's heading becomes a rubric in the book; the ``(label)=`` before
+    it and the rubric's own ids each give LaTeX a label, never the same twice."""
+    from docutils import nodes
+    from kb.site import book
+
+    section = nodes.section("", nodes.title("", "规格对比"), nodes.paragraph("", "正文"))
+    section["ids"] = ["hardware-gpu-specs", "id5"]
+    top = nodes.section(
+        "", nodes.title("", "硬件"), nodes.target("", "", refid="hardware-gpu-specs"), section
+    )
+    book.headings_as_rubrics(top)
+    book.label_targets(top)
+    labels = [i for t in top.findall(nodes.target) for i in [t.get("refid"), *t["ids"]] if i]
+    assert sorted(labels) == ["hardware-gpu-specs", "id5"]
+    assert not next(iter(top.findall(nodes.rubric)))["ids"]
 
 
 # -- the books ------------------------------------------------------------------------

@@ -164,6 +164,11 @@ def broken_links(log: str) -> list[str]:
     return sorted(set(warning.findall(log)))
 
 
+def labels_twice(log: str) -> list[str]:
+    """xelatex's labels defined more than once (a link to one may land on the other)."""
+    return sorted(set(re.findall(r"LaTeX Warning: Label `([^']*)' multiply defined", log)))
+
+
 def unembedded_fonts(pdffonts: str) -> list[str]:
     """The rows of pdffonts' table whose font is not embedded (column emb)."""
     lines = pdffonts.splitlines()
@@ -222,6 +227,10 @@ def check_pdf(book: Path, docs: Path = DOCS) -> list[str]:
             problems.append(f"{log}:1: KB124 {line}")
         for label in broken_links(text):
             problems.append(f"{log}:1: KB126 a link to {label!r} leads nowhere (no such label in the PDF)")
+        for label in labels_twice(text):
+            problems.append(
+                f"{log}:1: KB127 the label {label!r} is defined twice: links to it may land on either"
+            )
     for row in unembedded_fonts(_run(["pdffonts", str(book)]).stdout):
         problems.append(f"{book}:1: KB125 font not embedded: {row.split()[0]}")
     # -raw: the order the text was set in (the layout mode reorders some lines)

@@ -170,12 +170,21 @@ def label_targets(doctree: nodes.Node) -> None:
     """LaTeX: the ids of an admonition (a 编者注's label) or a rubric (the
     glossary's letters, a guide's headings) on a target just before it:
     Sphinx's LaTeX writer writes no label for either, so the links to them
-    (the 勘误 page, the guides' tables, the glossary's letter bar) led nowhere."""
+    (the 勘误 page, the guides' tables, the glossary's letter bar) led nowhere.
+    An id that a target already there names (``(label)=`` before a guide's
+    heading) is left to it: LaTeX would see the label twice."""
     for node in list(doctree.findall(lambda n: isinstance(n, (nodes.Admonition, nodes.rubric)))):
         if node["ids"] and node.parent is not None:
-            target = nodes.target("", "", ids=list(node["ids"]))
+            at = node.parent.index(node)
+            named = set()
+            for before in reversed(node.parent.children[:at]):
+                if not isinstance(before, nodes.target):
+                    break
+                named.update([before.get("refid"), *before["ids"]])
+            ids = [i for i in node["ids"] if i not in named]
             node["ids"] = []
-            node.parent.insert(node.parent.index(node), target)
+            if ids:
+                node.parent.insert(at, nodes.target("", "", ids=ids))
 
 
 def tables_break_across_pages(app, doctree: nodes.Node) -> None:
