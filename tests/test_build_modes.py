@@ -33,13 +33,21 @@ def tree(out: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory) -> tuple[Path, Path]:
     """(folder, snapshot): sources built once in folder/kb -> folder/html, and a
-    copy of both, file times kept, for `built` to restore."""
+    copy of both (and of what the index run keeps beside the site), file times
+    kept, for `built` to restore."""
     folder = tmp_path_factory.mktemp("built")
     build(make_kb(0, folder / "kb"), folder / "html")
     snapshot = tmp_path_factory.mktemp("snapshot")
-    for name in ("kb", "html"):
-        shutil.copytree(folder / name, snapshot / name, symlinks=True)
+    copy_all(folder, snapshot)
     return folder, snapshot
+
+
+def copy_all(source: Path, target: Path) -> None:
+    for path in source.iterdir():
+        if path.is_dir() and not path.is_symlink():
+            shutil.copytree(path, target / path.name, symlinks=True)
+        else:
+            shutil.copy2(path, target / path.name, follow_symlinks=False)
 
 
 def restore(pristine) -> tuple[Path, Path]:
@@ -49,8 +57,7 @@ def restore(pristine) -> tuple[Path, Path]:
     folder, snapshot = pristine
     for path in folder.iterdir():
         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
-    for name in ("kb", "html"):
-        shutil.copytree(snapshot / name, folder / name, symlinks=True)
+    copy_all(snapshot, folder)
     return folder / "kb", folder / "html"
 
 
@@ -157,7 +164,10 @@ def test_a_small_edit_is_indexed_after_the_build_returns(built):
     assert "斑马鱼索引测试词" in indexed_text(out)
     assert not kb_pagefind.failure_file(out).exists()
     # the index was swapped in whole: nothing half-written is left next to it
-    assert sorted(p.name for p in out.parent.glob(".html.*")) == [".html.pagefind-log"]
+    assert sorted(p.name for p in out.parent.glob(".html.*")) == [
+        ".html.pagefind-inputs",
+        ".html.pagefind-log",
+    ]
 
 
 def search_aliases(site: Path) -> list[dict]:
@@ -183,6 +193,28 @@ def test_a_tag_dropped_from_the_vocabulary_fails_the_next_incremental_build(buil
     assert re.search(
         r"docs/training/llm-training-10-tips\.md:\d+: WARNING: KB\d+ .*mixed-precision", proc.stderr
     ), proc.stderr
+
+
+def test_a_pagefind_yml_edit_indexes_every_page_again(built):
+    """Pagefind's settings are an input of the index: after an edit of
+    pagefind.yml alone, the index is made again, as a full build makes it."""
+    sources, out = built
+    add_line(sources / "docs/hardware/nvidia-lpu.md", "斑马线设置测试句。")
+    proc = sphinx_build(sources / "docs", out, conf=sources)
+    assert proc.returncode == 0, proc.stderr
+    assert "斑马线设置测试句" in indexed_text(out)
+    config = sources / "pagefind.yml"
+    good = config.read_text(encoding="utf-8")
+    config.write_text(
+        good.replace("exclude_selectors:\n", 'exclude_selectors:\n  - "p"\n', 1), encoding="utf-8"
+    )
+    proc = sphinx_build(sources / "docs", out, conf=sources)
+    assert proc.returncode == 0, proc.stderr
+    assert "斑马线设置测试句" not in indexed_text(out)
+    config.write_text(good, encoding="utf-8")
+    proc = sphinx_build(sources / "docs", out, conf=sources)
+    assert proc.returncode == 0, proc.stderr
+    assert "斑马线设置测试句" in indexed_text(out)
 
 
 def test_a_failed_background_index_fails_the_next_build(built):

@@ -59,7 +59,7 @@ def test_a_run_started_after_the_build_folder_was_deleted_waits_for_the_one_in_p
     kb_pagefind.wait(site)
     assert (site / "pagefind/pagefind-entry.json").read_text().split() == ["new.html"]
     assert not kb_pagefind.failure_file(site).exists()
-    assert sorted(p.name for p in build.iterdir()) == ["html"]
+    assert sorted(p.name for p in build.iterdir()) == [".html.pagefind-inputs", "html"]
 
 
 def test_a_run_whose_site_was_deleted_leaves_no_index_and_no_failure(tmp_path):

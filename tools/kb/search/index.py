@@ -220,7 +220,10 @@ def on_build_finished(app, exception) -> None:
         stale = None
     else:
         stale = _stale_pages(app, outdir)
-        if stale is not None:
+        if stale is not None and kb_pagefind.indexed_with(outdir) != kb_pagefind.inputs(confdir):
+            # pagefind.yml or Pagefind changed: every page is indexed again
+            stale = sum(1 for doc in app.env.found_docs if doc not in NOT_INDEXED)
+        elif stale is not None:
             stale += removed
     if stale == 0:
         return

@@ -48,6 +48,25 @@ def binary(confdir: Path) -> Path:
     return confdir / "node_modules" / ".bin" / "pagefind"
 
 
+def inputs(confdir: Path) -> str:
+    """What an index depends on besides the pages: Pagefind's settings
+    (``pagefind.yml``) and its version. An index made with others is
+    rebuilt, as a full build would make it."""
+    digest = hashlib.sha256()
+    for path in (confdir / "pagefind.yml", confdir / "node_modules" / "pagefind" / "package.json"):
+        digest.update(path.read_bytes() if path.is_file() else b"-")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def indexed_with(site: Path) -> str | None:
+    """inputs() of the run that made the site's index (None: not known)."""
+    try:
+        return _sibling(site, "pagefind-inputs").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def lock_file(site: Path) -> Path:
     """Where runs on `site` take their turn: the same file for the same
     site path, whatever happens to the build folder."""
@@ -112,6 +131,7 @@ def wait(site: Path) -> None:
 def index(site: Path, confdir: Path, held: bool = False) -> str | None:
     """Index `site`; on failure return Pagefind's output (and record it)."""
     with _lock(site, held), _opened(site) as folder:
+        made_with = inputs(confdir)
         new, old = _sibling(site, "pagefind-new"), _sibling(site, "pagefind-old")
         for path in (new, old):
             shutil.rmtree(path, ignore_errors=True)
@@ -136,6 +156,7 @@ def index(site: Path, confdir: Path, held: bool = False) -> str | None:
             os.rename(current, old)
         os.rename(new, current)
         shutil.rmtree(old, ignore_errors=True)
+        _sibling(site, "pagefind-inputs").write_text(made_with + "\n", encoding="ascii")
         failure_file(site).unlink(missing_ok=True)
         return None
 
