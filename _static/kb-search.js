@@ -13,7 +13,7 @@
 import { MAX_QUERY, cleanQuery, normalize, prepared, stripQuestion } from "./kb-search/query.js";
 import { RESULTS_PER_PAGE, search, withData } from "./kb-search/rank.js";
 import { pageData } from "./kb-search/fragment.js";
-import { definitionPieces } from "./kb-search/excerpt.js";
+import { definitionPieces, sameExcerpt } from "./kb-search/excerpt.js";
 
 // Sections shown under a result: those that hold the most of the query.
 const MAX_SUBRESULTS = 3;
@@ -65,10 +65,14 @@ function renderResult(data, rootUrl) {
       const a = document.createElement("a");
       a.href = new URL(sub.url.replace(/^\//, ""), rootUrl).href;
       a.textContent = sub.title.trim();
-      const ex = document.createElement("span");
-      ex.className = "kb-search-excerpt";
-      ex.innerHTML = ` — ${safeExcerpt(sub.excerpt)}`;
-      item.append(a, ex);
+      item.append(a);
+      // the page's excerpt is often its best section's: not shown twice
+      if (!sameExcerpt(sub.excerpt, data.excerpt)) {
+        const ex = document.createElement("span");
+        ex.className = "kb-search-excerpt";
+        ex.innerHTML = ` — ${safeExcerpt(sub.excerpt)}`;
+        item.append(ex);
+      }
       ul.append(item);
     }
     li.append(ul);

@@ -120,6 +120,17 @@ function densest(matches, from, to, length) {
   return Math.max(from, Math.min(to - length, start));
 }
 
+// Whether two excerpts (escaped text with <mark>) say the same: a section's
+// excerpt that repeats its page's is not shown again under it. Excerpts are
+// cut at different places, so punctuation at either end does not count, and
+// one that holds the other says the same.
+export function sameExcerpt(a, b) {
+  const ends = /^[\s\p{P}]+|[\s\p{P}]+$/gu;
+  const text = (excerpt) => (excerpt || "").replace(/<\/?mark>/g, "").replace(/\s+/g, " ").replace(ends, "");
+  const [x, y] = [text(a), text(b)];
+  return x !== "" && y !== "" && (x.includes(y) || y.includes(x));
+}
+
 export function escapeHtml(text) {
   return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
@@ -180,12 +191,13 @@ export function pageExcerpts(fragment, locations = [], terms = []) {
   const page = pageText(fragment);
   const { words, starts, text } = page;
   const match = termMatcher(terms);
-  let matches = match(text).map((m) => ({ ...m, word: wordAt(starts, m.start) }));
+  const shown = shownWords(fragment, words.length);
+  let matches = match(text).map((m) => ({ ...m, word: wordAt(starts, m.start) })).filter((m) => m.word < shown);
   if (!matches.length) {
     // (Latin words only: Pagefind matches a Chinese word by its characters,
     // 零 of 零售 for 零冗余优化器)
     matches = [...new Set(locations)]
-      .filter((at) => at < words.length && /^[a-z0-9]/i.test(words[at].trim()))
+      .filter((at) => at < shown && /^[a-z0-9]/i.test(words[at].trim()))
       .sort((a, b) => a - b)
       .map((at) => ({ start: starts[at], end: starts[at] + words[at].trimEnd().length,
         key: words[at].trim().toLowerCase(), weight: 1, word: at }));
@@ -197,7 +209,7 @@ export function pageExcerpts(fragment, locations = [], terms = []) {
   const kept = [];
   let next = 0;
   sections.forEach((section, i) => {
-    const to = sections[i + 1]?.from ?? words.length;
+    const to = Math.min(sections[i + 1]?.from ?? shown, shown);
     const inside = [];
     while (next < matches.length && matches[next].word < to) {
       if (matches[next].word >= section.from) inside.push(matches[next]);
@@ -228,8 +240,18 @@ export function pageExcerpts(fragment, locations = [], terms = []) {
   subResults.sort((a, b) => b.score - a.score || b.matches - a.matches || a.order - b.order);
   return {
     url: fragment.url, meta: fragment.meta || {}, sub_results: subResults, text,
-    excerpt: excerptOf(page, matches, 0, words.length),
+    excerpt: excerptOf(page, matches, 0, shown),
   };
+}
+
+// The page's 关键词 (front-matter keywords: other names, English names) are
+// indexed, so that a page is found by them, but not shown on the page
+// (kb.pages.tags writes them last, as <p id="kb-keywords">): a result never
+// shows them as the page's text. The words before them.
+export const KEYWORDS_ID = "kb-keywords";
+function shownWords(fragment, count) {
+  const at = (fragment.anchors || []).find((a) => a.id === KEYWORDS_ID)?.location;
+  return Number.isInteger(at) && at >= 0 && at < count ? at : count;
 }
 
 // A glossary definition (MyST, as data/glossary.yaml writes it) as the

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { definitionPieces, pageExcerpts, pageText, termPattern, findMatches } from "../../_static/kb-search/excerpt.js";
+import { definitionPieces, pageExcerpts, pageText, sameExcerpt, termPattern, findMatches } from "../../_static/kb-search/excerpt.js";
 import { aliasHits, matchTerms } from "../../_static/kb-search/query.js";
 
 const ZWS = "\u200b";
@@ -101,4 +101,30 @@ test("a match at the edge of the excerpt is shown whole", () => {
   const words = ["显", "存", ...Array(37).fill("x "), "显", "存", ...Array(100).fill("y ")];
   const data = pageExcerpts({ ...FRAGMENT, content: words.join(ZWS), anchors: [] }, [], matchTerms("显存"));
   assert.deepEqual(marked(data.excerpt), ["显存", "显存"]);
+});
+
+test("a section's excerpt that repeats its page's is the same excerpt, marks aside", () => {
+  assert.ok(sameExcerpt("用 <mark>ZeRO</mark> 切分  状态", "用 ZeRO 切分 状态"));
+  // cut at other places: punctuation at the ends, one inside the other
+  assert.ok(sameExcerpt("。 阅读路径 先读租赁指南", "阅读路径 先读租赁指南）"));
+  assert.ok(sameExcerpt("用 ZeRO 切分状态", "用 ZeRO 切分"));
+  assert.ok(!sameExcerpt("用 ZeRO 切分状态", "混合精度训练"));
+  assert.ok(!sameExcerpt("", ""));
+});
+
+test("a page's keywords find it but are never its excerpt", () => {
+  const page = {
+    url: "/k.html", meta: { title: "租赁" },
+    content: ["租赁", "指南", "。", "价格", "以", "平台", "为准", "。",
+      "关键词", "：", "GPU ", "rental ", "guide ", "· ", "cloud ", "GPU ", "pricing"].join(ZWS),
+    anchors: [{ element: "h2", id: "why", text: "租赁", location: 0 },
+      { element: "p", id: "kb-keywords", text: "", location: 8 }],
+  };
+  const only = pageExcerpts(page, [12], matchTerms("rental"));
+  assert.deepEqual(only.sub_results, []);
+  assert.ok(!only.excerpt.includes("rental") && !only.excerpt.includes("关键词"), only.excerpt);
+  const both = pageExcerpts(page, [], matchTerms("平台 gpu"));
+  assert.deepEqual(marked(both.excerpt), ["平台"]);
+  assert.deepEqual(both.sub_results.map((s) => s.url), ["/k.html#why"]);
+  assert.ok(!plain(both.sub_results[0].excerpt).includes("关键词"), both.sub_results[0].excerpt);
 });

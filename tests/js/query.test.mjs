@@ -33,6 +33,12 @@ for (const [query, topic] of [
   ["如何选择 gpu", "gpu"],
   ["怎么搭建训练平台", "搭建训练平台"],
   ["渲染视频用哪种卡", "渲染视频用 卡"],
+  // how much, how long, which is good, can it: the topic is what is left
+  ["昇腾 910b 算力多少", "昇腾 910b 算力"],
+  ["lpu 多少钱", "lpu"],
+  ["gpu 云平台哪家好", "gpu 云平台"],
+  ["训练要多久", "训练要"],
+  ["能不能用 4090 训练", "用 4090 训练"],
   // nothing but question words: the query is kept as typed
   ["如何设置", "如何设置"],
 ]) {

@@ -104,10 +104,12 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         footer += blist
     section = next(iter(doctree.findall(nodes.section)), None)
     end = section if section is not None else doctree
-    # front-matter keywords (other names, English names) are shown, and
-    # indexed for search: unlike the footer, which names other pages
+    # front-matter keywords (other names, English names) are indexed for
+    # search (unlike the footer, which names other pages), not shown; their
+    # id tells the search page where the page's text ends (a result's
+    # excerpt never shows them: _static/kb-search/excerpt.js)
     if meta.get("keywords"):
-        keywords = nodes.paragraph(classes=["kb-keywords"])
+        keywords = nodes.paragraph(classes=["kb-keywords"], ids=["kb-keywords"])
         keywords += nodes.strong("", _("关键词："))
         keywords += nodes.Text(" · ".join(meta["keywords"]))
         end.append(keywords)
@@ -161,4 +163,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-get-updated", on_env_get_updated)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("html-collect-pages", on_collect_pages)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
