@@ -49,8 +49,12 @@ export function normalize(query) {
     .trim();
 }
 
+// "A vs B" asks about A and B; a page that compares them need not say vs.
+const VERSUS = /(^|\s)(?:vs\.?|versus)(?=\s|$)/g;
+
 export function stripQuestion(query) {
-  const stripped = query.replace(HOW_TO, " ").replace(QUESTION_WORDS, " ").replace(/\s+/g, " ").trim();
+  const stripped = query.replace(HOW_TO, " ").replace(QUESTION_WORDS, " ").replace(VERSUS, " ")
+    .replace(/\s+/g, " ").trim();
   return stripped || query;
 }
 

@@ -39,6 +39,10 @@ for (const [query, topic] of [
   ["gpu 云平台哪家好", "gpu 云平台"],
   ["训练要多久", "训练要"],
   ["能不能用 4090 训练", "用 4090 训练"],
+  // a comparison asks about both sides
+  ["a100 vs h100", "a100 h100"],
+  ["a100 vs. h100 哪个好", "a100 h100"],
+  ["vscode 远程训练", "vscode 远程训练"],
   // nothing but question words: the query is kept as typed
   ["如何设置", "如何设置"],
 ]) {
