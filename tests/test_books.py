@@ -90,6 +90,16 @@ def test_a_lost_glyph_a_font_not_embedded_and_a_broken_link_are_reported():
     twice = "LaTeX Warning: Label `hardware/index:hardware-gpu-specs' multiply defined.\n"
     assert check_books.labels_twice(twice + twice) == ["hardware/index:hardware-gpu-specs"]
     assert check_books.labels_twice(log) == []
+    overrun = "Overfull \\vbox (90.3001pt too high) has occurred while \\output is active []\n"
+    assert check_books.pages_overrun(
+        overrun + "Overfull \\vbox (8.05904pt too high) detected at line 3152\n"
+    ) == ["90.3001pt"]
+    assert (
+        check_books.pages_overrun(
+            "Overfull \\vbox (3.1pt too high) has occurred while \\output is active []\n"
+        )
+        == []
+    )
 
 
 def test_a_label_before_a_guide_heading_is_written_once():

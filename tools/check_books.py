@@ -169,6 +169,13 @@ def labels_twice(log: str) -> list[str]:
     return sorted(set(re.findall(r"LaTeX Warning: Label `([^']*)' multiply defined", log)))
 
 
+def pages_overrun(log: str, tolerance: float = 10.0) -> list[str]:
+    """xelatex's pages whose content ran past the page's foot (an overfull
+    box the page builder itself could not fit: a figure or table too tall)."""
+    found = re.findall(r"Overfull \\vbox \(([\d.]+)pt too high\) has occurred while \\output is active", log)
+    return [f"{height}pt" for height in found if float(height) > tolerance]
+
+
 def unembedded_fonts(pdffonts: str) -> list[str]:
     """The rows of pdffonts' table whose font is not embedded (column emb)."""
     lines = pdffonts.splitlines()
@@ -227,6 +234,10 @@ def check_pdf(book: Path, docs: Path = DOCS) -> list[str]:
             problems.append(f"{log}:1: KB124 {line}")
         for label in broken_links(text):
             problems.append(f"{log}:1: KB126 a link to {label!r} leads nowhere (no such label in the PDF)")
+        for height in pages_overrun(text):
+            problems.append(
+                f"{log}:1: KB128 a page's content runs {height} past its foot (a figure or table too tall)"
+            )
         for label in labels_twice(text):
             problems.append(
                 f"{log}:1: KB127 the label {label!r} is defined twice: links to it may land on either"

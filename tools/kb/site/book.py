@@ -113,6 +113,13 @@ def caption_of(node: nodes.Node) -> str:
     return caption.astext().strip() if caption is not None else ""
 
 
+# The LaTeX writer's pixel (latex_elements["pxunit"], 0.75bp) in points, and
+# the height a diagram may take in the PDF: about two thirds of an A4 page's
+# text, so that its caption and a line before it fit on the same page.
+PX_PT = 0.75 * 72.27 / 72
+MAX_DIAGRAM_PT = 450
+
+
 def diagrams_as_images(app, doctree: nodes.Node) -> None:
     """Each mermaid diagram as an image of its drawn SVG (light variant), or,
     without one, as its text version (the diagram's source)."""
@@ -123,6 +130,11 @@ def diagrams_as_images(app, doctree: nodes.Node) -> None:
             shown = nodes.image(uri="/" + svg.resolve().relative_to(srcdir.resolve()).as_posix())
             shown["alt"] = caption_of(node) or _("图示")
             shown["classes"].append("kb-diagram")
+            size = kb_mermaid.svg_size(svg)
+            if app.builder.name == "latex" and size and float(size[1]) * PX_PT > MAX_DIAGRAM_PT:
+                # a tall diagram at its own size runs past the page's foot
+                # with its caption (LaTeX caps an image at the text's height)
+                shown["height"] = f"{MAX_DIAGRAM_PT}pt"
         else:
             shown = nodes.literal_block(node["code"], node["code"], language="text")
         shown.source, shown.line = node.source, node.line
