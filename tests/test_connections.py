@@ -118,7 +118,8 @@ def test_every_article_ends_with_tags_and_related(site):
 
 def test_front_matter_keywords_are_shown_and_indexed(site):
     """keywords (other and English names of an article) are on the page,
-    outside the footer that the search index leaves out."""
+    outside the footer that the search index leaves out, in the block whose
+    id tells the search page not to show them as the page's text."""
     with_keywords = {doc: meta["keywords"] for doc, meta in articles().items() if meta.get("keywords")}
     assert with_keywords
     for docname, keywords in with_keywords.items():
@@ -127,7 +128,7 @@ def test_front_matter_keywords_are_shown_and_indexed(site):
         shown = re.sub(
             r'<span class="kb-aka" hidden>.*?</span>|<[^>]+>',
             "",
-            body.split('<p class="kb-keywords">')[1].split("</p>")[0],
+            body.split('<p class="kb-keywords" id="kb-keywords">')[1].split("</p>")[0],
         )
         assert shown == "关键词：" + " · ".join(keywords), (docname, shown)
 
