@@ -179,6 +179,42 @@ def test_a_bad_value_in_a_shared_url_is_shown_as_bad(page, server):
     assert "Infinity" not in root.inner_text()
 
 
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        # results too large or too small to show: never Infinity, nor 5e+22
+        ("rent-vs-buy", "#rent-vs-buy.rent=1e-320&rent-vs-buy.upkeep=0"),
+        (
+            "rent-vs-buy",
+            "#rent-vs-buy.rent=1&rent-vs-buy.upkeep=11.999999999999998&rent-vs-buy.hours=1&rent-vs-buy.purchase=1e10",
+        ),
+    ],
+)
+def test_results_that_cannot_be_shown_get_a_message(page, server, name, fragment):
+    root = open_page(page, server, name, fragment)
+    expect(root.locator(".kb-calc-status")).to_have_text("结果超出了能显示的范围：请检查输入的数值是否合理")
+    text = root.locator(".kb-calc-live").inner_text()
+    assert "Infinity" not in text and "NaN" not in text and "e+" not in text
+    expect(root.locator(".kb-calc-results table")).to_have_count(0)
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "value"),
+    [
+        ("training-memory", "zero", "9"),
+        ("training-memory", "card", "toString"),
+        ("inference-memory", "weight_precision", "fp8"),
+    ],
+)
+def test_a_shared_url_with_a_choice_not_in_the_list_is_shown_as_bad(page, server, name, field, value):
+    """Not replaced by the list's first entry without a word."""
+    root = open_page(page, server, name, f"#{name}.{field}={value}")
+    control = root.locator(f"#{name}-{field}")
+    expect(control).to_have_attribute("aria-invalid", "true")
+    expect(root.locator(f"#{name}-{field}-error")).to_have_text("请从列表中选择")
+    expect(root.locator(".kb-calc-results table")).to_have_count(0)
+
+
 def test_without_javascript_the_article_example_is_a_table(browser, server):
     context = browser.new_context(java_script_enabled=False)
     pg = context.new_page()

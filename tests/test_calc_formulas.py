@@ -144,3 +144,12 @@ def test_the_calculators_defaults_reproduce_the_registers_corrected_figures(doc,
     shows = float(re.search(r"[\d.]+", entry["shows"].replace(",", "")).group())
     got = formulas.compute(name, {**formulas.defaults(name), **inputs})[output]
     assert math.isclose(got, shows, rel_tol=0.05), (claim, entry["shows"], got)
+
+
+def test_inputs_are_shown_as_given():
+    """The static table of a page without JavaScript shows the inputs a
+    reader would type: 82,225 元 (the note's figure), not 8.223 万元."""
+    assert formulas.format_input(82225, "元") == "82,225 元"
+    assert formulas.format_input(0.6, "元/kWh") == "0.6 元/kWh"
+    assert formulas.format_input(7.2, "") == "7.2"
+    assert formulas.format_input(1e9, "") == "1,000,000,000"

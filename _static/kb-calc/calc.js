@@ -5,10 +5,11 @@
 // - Inputs live in the URL's fragment (#inference-cost.qps=30&…), so a result can
 //   be shared and reopened; a value in the URL is checked like a typed one.
 // - A bad input gets a message beside it (aria-invalid, aria-describedby) and the
-//   results say what to fix: never NaN or Infinity.
+//   results say what to fix; inputs whose results cannot be shown (absurd ones)
+//   are told so: never NaN or Infinity.
 // - Labels, units and messages come from the page (the build's translations).
 
-import { CALCULATORS, HORIZON_MONTHS, fit, formatNumber, parseInput, wording } from "./formulas.js";
+import { CALCULATORS, HORIZON_MONTHS, fit, formatNumber, outOfRange, parseInput, wording } from "./formulas.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -116,6 +117,9 @@ function mount(root, index) {
     let control;
     if (spec.choices) {
       control = el("select", { id, name: spec.name, "aria-describedby": errorId });
+      // a value in the URL that is not in the list is not replaced by
+      // another: the field says so, as for a typed number
+      if (!Object.hasOwn(spec.choices, value)) control.append(el("option", { value: "", selected: true }, "—"));
       for (const [key, label] of Object.entries(spec.choices)) {
         control.append(el("option", { value: key, selected: key === value }, label));
       }
@@ -159,6 +163,10 @@ function mount(root, index) {
     }
     status.textContent = "";
     const result = CALCULATORS[config.name](values);
+    if (outOfRange(result).length) {
+      status.textContent = t.messages.range;
+      return;
+    }
     const rows = config.outputs.map((o) =>
       el("tr", {}, el("th", { scope: "row" }, o.label), el("td", { class: "kb-calc-value" }, formatNumber(result[o.name], o.unit)), el("td", { class: "kb-calc-formula" }, o.formula)),
     );

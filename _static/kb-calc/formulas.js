@@ -117,6 +117,7 @@ export const MESSAGES = {
   integer: "请输入整数",
   min: "不能小于 {limit}",
   max: "不能大于 {limit}",
+  range: "结果超出了能显示的范围：请检查输入的数值是否合理",
 };
 
 export function wording(messages) {
@@ -169,8 +170,23 @@ function grouped(value) {
   return sign + text.slice(sign.length).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
+// Results beyond these are not shown (formulas.py SHOWN_MIN, SHOWN_MAX).
+const SHOWN_MIN = 1e-9;
+const SHOWN_MAX = 1e15;
+
+export function showable(value) {
+  return Number.isFinite(value) && (value === 0 || (Math.abs(value) >= SHOWN_MIN && Math.abs(value) < SHOWN_MAX));
+}
+
+// The names of a result's numbers (or lists of numbers) that cannot be shown
+// (formulas.py out_of_range).
+export function outOfRange(result) {
+  const numbers = (v) => (typeof v === "number" ? [v] : Array.isArray(v) ? v.flatMap(numbers) : []);
+  return Object.keys(result).filter((name) => !numbers(result[name]).every(showable)).sort();
+}
+
 export function formatNumber(value, unit = "") {
-  if (value === null || value === undefined) return "—";
+  if (value === null || value === undefined || !showable(value)) return "—";
   const a = Math.abs(value);
   const money = MONEY.some((m) => unit.startsWith(m));
   let text;

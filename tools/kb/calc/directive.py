@@ -210,6 +210,14 @@ class CalculatorDirective(SphinxDirective):
         if "card" in values and values["card"] not in card_ids:
             _warn("KB081", f"the default card {values['card']!r} is not in data/gpus.yaml", location)
             ok = False
+        if ok and (beyond := formulas.out_of_range(formulas.compute(name, values))):
+            _warn(
+                "KB081",
+                f"these options give results that cannot be shown ({', '.join(beyond)}): "
+                "give values a reader would use",
+                location,
+            )
+            ok = False
         if not ok:
             return []
         node = calculator(classes=["kb-calc"])
@@ -287,7 +295,7 @@ class CalculatorDirective(SphinxDirective):
             elif "choices" in item:
                 shown = _(item["choices"][str(value)])
             else:
-                shown = formulas.format_number(value, _(item.get("unit", "")))
+                shown = formulas.format_input(value, _(item.get("unit", "")))
             rows_in.append([_(item["label"]), shown])
         rows_out = [
             [_(o["label"]), formulas.format_number(result[o["name"]], _(o["unit"])), _(o["formula"])]

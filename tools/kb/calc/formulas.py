@@ -226,6 +226,7 @@ MESSAGES = {
     "integer": N_("请输入整数"),
     "min": N_("不能小于 {limit}"),
     "max": N_("不能大于 {limit}"),
+    "range": N_("结果超出了能显示的范围：请检查输入的数值是否合理"),
 }
 
 
@@ -308,12 +309,45 @@ def _grouped(value: float) -> str:
     return sign + ",".join([body, *groups])
 
 
+# Results beyond these are not shown (as "—", with the message "range"): they
+# come only from absurd inputs (a rent of 1e-320 元/小时), and the digits
+# would be noise, or "Infinity".
+SHOWN_MIN, SHOWN_MAX = 1e-9, 1e15
+
+
+def showable(value: float) -> bool:
+    return math.isfinite(value) and (value == 0 or SHOWN_MIN <= abs(value) < SHOWN_MAX)
+
+
+def format_input(value: float, unit: str = "") -> str:
+    """An input as given (the static table of a page without JavaScript): whole
+    numbers with thousands separators (82,225 元, not 8.223 万元), others to
+    six significant digits."""
+    whole = value == int(value) and abs(value) < SHOWN_MAX
+    text = _grouped(value) if whole else _significant(value, 6)
+    return f"{text} {unit}" if unit else text
+
+
+def out_of_range(result: dict[str, Any]) -> list[str]:
+    """The names of a result's numbers (or lists of numbers) that cannot be
+    shown (formulas.js outOfRange)."""
+
+    def numbers(value: Any) -> list[float]:
+        if isinstance(value, bool) or value is None:
+            return []
+        if isinstance(value, (int, float)):
+            return [value]
+        return [x for item in value for x in numbers(item)] if isinstance(value, (list, tuple)) else []
+
+    return sorted(name for name, value in result.items() if not all(showable(x) for x in numbers(value)))
+
+
 def format_number(value: float | None, unit: str = "") -> str:
     """A number as the page shows it (formulas.js formatNumber does the same):
     amounts of money that round to 10,000 or more in 万 or 亿 (9,999.5 元 is
     "1 万元", not "10,000 元"); from 100 a whole number with thousands
     separators; below, three significant digits."""
-    if value is None:
+    if value is None or not showable(value):
         return "—"
     a = abs(value)
     suffix = ""
