@@ -180,6 +180,27 @@ def test_a_bad_value_in_a_shared_url_is_shown_as_bad(page, server):
 
 
 @pytest.mark.parametrize(
+    ("name", "field", "value", "message"),
+    [
+        ("inference-cost", "qps", "-5", "不能小于 0.001"),
+        ("inference-cost", "gpu_price", "abc", "请输入数字"),
+        ("training-memory", "params", "", "请填写数值"),
+        ("training-memory", "gpus", "2.5", "请输入整数"),
+        ("inference-memory", "layers", "-1", "不能小于 1"),
+        ("inference-memory", "context", "abc", "请输入数字"),
+    ],
+)
+def test_bad_input_in_every_calculator_gets_a_message(page, server, name, field, value, message):
+    root = open_page(page, server, name)
+    set_input(root, name, field, value)
+    expect(root.locator(f"#{name}-{field}")).to_have_attribute("aria-invalid", "true")
+    expect(root.locator(f"#{name}-{field}-error")).to_have_text(message)
+    expect(root.locator(".kb-calc-results table")).to_have_count(0)
+    text = root.locator(".kb-calc-live").inner_text()
+    assert "NaN" not in text and "Infinity" not in text
+
+
+@pytest.mark.parametrize(
     ("name", "fragment"),
     [
         # results too large or too small to show: never Infinity, nor 5e+22
@@ -230,16 +251,19 @@ def test_without_javascript_the_article_example_is_a_table(browser, server):
     context.close()
 
 
-def test_keyboard_and_labels(page, server):
-    root = open_page(page, server, "training-memory")
-    first = root.locator("#training-memory-params")
-    first.focus()
-    page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.id") == "training-memory-precision"
-    page.keyboard.press("Tab")
-    page.keyboard.press("ArrowDown")  # a select is operated with the keyboard
-    # every control has a label that names it
-    for item in SPECS["training-memory"]["inputs"]:
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_keyboard_and_labels(page, server, name):
+    """Every control is reached with Tab, in the form's order, and has a
+    label that names it; a list is operated with the keyboard."""
+    root = open_page(page, server, name)
+    inputs = SPECS[name]["inputs"]
+    root.locator(f"#{name}-{inputs[0]['name']}").focus()
+    for item in inputs[1:]:
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.id") == f"{name}-{item['name']}"
+        if "choices" in item:
+            page.keyboard.press("ArrowDown")
+    for item in inputs:
         expect(page.get_by_label(item["label"], exact=True)).to_have_count(1)
 
 
@@ -252,16 +276,17 @@ def test_axe_finds_nothing_serious_in_the_calculators(page, server, path):
     assert bad == [], bad
 
 
-def test_usable_on_a_phone_in_the_dark_theme(browser, server):
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_usable_on_a_phone_in_the_dark_theme(browser, server, name):
     context = browser.new_context(viewport={"width": 375, "height": 800}, color_scheme="dark")
     pg = context.new_page()
-    pg.goto(f"{server}/{PAGES['rent-vs-buy']}")
+    pg.goto(f"{server}/{PAGES[name]}")
     pg.wait_for_load_state("networkidle")
-    root = calc(pg, "rent-vs-buy")
+    root = calc(pg, name)
     assert pg.evaluate("document.documentElement.scrollWidth") <= 375
     box = root.bounding_box()
     assert box["width"] <= 375
     background = root.evaluate("e => getComputedStyle(e).backgroundColor")
     assert background != "rgb(255, 255, 255)" and background != "rgba(0, 0, 0, 0)"
-    root.screenshot(path=str(SHOTS / "calc-rent-vs-buy-375-dark.png"))
+    root.screenshot(path=str(SHOTS / f"calc-{name}-375-dark.png"))
     context.close()
