@@ -8,7 +8,9 @@ Screenshots of the four calculators go to test-results/screenshots/calc-*.png.
 
 from __future__ import annotations
 
+import gzip
 import urllib.parse
+from html.parser import HTMLParser
 from pathlib import Path
 
 import axe_check
@@ -290,3 +292,58 @@ def test_usable_on_a_phone_in_the_dark_theme(browser, server, name):
     assert background != "rgb(255, 255, 255)" and background != "rgba(0, 0, 0, 0)"
     root.screenshot(path=str(SHOTS / f"calc-{name}-375-dark.png"))
     context.close()
+
+
+class WithoutCalculators(HTMLParser):
+    """A page's HTML without its calculators (each <div class="kb-calc">, as
+    written by kb.calc.directive) and without their script and style."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=False)
+        self.kept, self.depth = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        calc_asset = "kb-calc/" in (a.get("src") or a.get("href") or "")
+        if self.depth or (tag == "div" and "kb-calc" in (a.get("class") or "").split()):
+            self.depth += tag == "div"
+        elif not calc_asset:
+            self.kept.append(self.get_starttag_text())
+
+    def handle_endtag(self, tag):
+        if self.depth:
+            self.depth -= tag == "div"
+        elif tag != "script" or not self.kept or "kb-calc/" not in self.kept[-1]:
+            self.kept.append(f"</{tag}>")
+
+    def handle_data(self, data):
+        if not self.depth:
+            self.kept.append(data)
+
+    def handle_entityref(self, name):
+        self.handle_data(f"&{name};")
+
+    def handle_charref(self, name):
+        self.handle_data(f"&#{name};")
+
+
+def gzipped(data: bytes) -> int:
+    return len(gzip.compress(data, 9))
+
+
+@pytest.mark.parametrize("path", sorted(set(PAGES.values())))
+def test_a_page_with_a_calculator_weighs_at_most_15_kb_gzip_more(site, path):
+    """What the calculators add to their page: their markup, data and static
+    table, and the script and style only these pages load."""
+    html = (site / path).read_text(encoding="utf-8")
+    parser = WithoutCalculators()
+    parser.feed(html)
+    without = "".join(parser.kept)
+    assert "kb-calc" not in without
+    assets = sum(
+        gzipped((site / "_static/kb-calc" / name).read_bytes())
+        for name in ("calc.js", "formulas.js", "calc.css")
+    )
+    added = gzipped(html.encode()) - gzipped(without.encode()) + assets
+    print(f"{path}: +{added / 1024:.1f} KiB gzip")
+    assert 0 < added <= 15 * 1024, added
