@@ -190,6 +190,8 @@ def test_a_bad_value_in_a_shared_url_is_shown_as_bad(page, server):
         ("training-memory", "gpus", "2.5", "请输入整数"),
         ("inference-memory", "layers", "-1", "不能小于 1"),
         ("inference-memory", "context", "abc", "请输入数字"),
+        # each passes alone, not together with the hidden size (1,600)
+        ("training-memory", "heads", "48", "要能整除隐藏维度（1,600）"),
     ],
 )
 def test_bad_input_in_every_calculator_gets_a_message(page, server, name, field, value, message):

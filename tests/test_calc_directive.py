@@ -107,6 +107,7 @@ def test_bad_directives_are_warnings_at_their_lines(build_root):
         (21, "KB081"),  # not a ZeRO stage
         (25, "KB083"),  # the spec table takes no option
         (29, "KB081"),  # results too large to show (a rent of 1e-320 元/小时)
+        (34, "KB081"),  # 48 heads do not divide a hidden size of 1,600
     ]
     assert "Traceback" not in app.warning.getvalue()
     assert "data-kb-calc" not in (Path(app.outdir) / "index.html").read_text(encoding="utf-8")

@@ -153,3 +153,9 @@ def test_inputs_are_shown_as_given():
     assert formulas.format_input(0.6, "元/kWh") == "0.6 元/kWh"
     assert formulas.format_input(7.2, "") == "7.2"
     assert formulas.format_input(1e9, "") == "1,000,000,000"
+
+
+@pytest.mark.parametrize(("name", "changed", "refused"), CASES["relations"])
+def test_inputs_refused_together(name, changed, refused):
+    spec = formulas.specs()[name]
+    assert formulas.relation_problems(spec, {**formulas.defaults(name), **changed}) == refused

@@ -9,7 +9,7 @@
 //   are told so: never NaN or Infinity.
 // - Labels, units and messages come from the page (the build's translations).
 
-import { CALCULATORS, HORIZON_MONTHS, fit, formatNumber, outOfRange, parseInput, wording } from "./formulas.js";
+import { CALCULATORS, HORIZON_MONTHS, fit, formatNumber, outOfRange, parseInput, relationProblems, wording } from "./formulas.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -154,6 +154,14 @@ function mount(root, index) {
       } else {
         control.removeAttribute("aria-invalid");
         values[name] = value;
+      }
+    }
+    if (!bad) {
+      // inputs that pass alone but not together (the heads must divide the hidden size)
+      for (const [name, message] of Object.entries(relationProblems(config, values, wording(t.messages)))) {
+        fields[name].error.textContent = message;
+        fields[name].control.setAttribute("aria-invalid", "true");
+        bad += 1;
       }
     }
     results.replaceChildren();

@@ -118,6 +118,7 @@ export const MESSAGES = {
   min: "不能小于 {limit}",
   max: "不能大于 {limit}",
   range: "结果超出了能显示的范围：请检查输入的数值是否合理",
+  divides: "要能整除{other}（{value}）",
 };
 
 export function wording(messages) {
@@ -140,6 +141,20 @@ export function parseInput(spec, raw, choices = null, say = wording(MESSAGES)) {
   if (value < spec.min) return [null, say("min", { limit: formatNumber(spec.min) })];
   if (value > spec.max) return [null, say("max", { limit: formatNumber(spec.max) })];
   return [value, null];
+}
+
+// The inputs that each pass alone but not together (formulas.py
+// relation_problems): the attention heads must divide the hidden size.
+export function relationProblems(spec, values, say = wording(MESSAGES)) {
+  const labels = Object.fromEntries(spec.inputs.map((item) => [item.name, item.label]));
+  const problems = {};
+  for (const item of spec.inputs) {
+    const other = item.divides;
+    if (other && item.name in values && other in values && values[other] % values[item.name] !== 0) {
+      problems[item.name] = say("divides", { other: labels[other], value: formatNumber(values[other]) });
+    }
+  }
+  return problems;
 }
 
 // -- numbers as readers read them (formulas.py format_number) ----------------------------

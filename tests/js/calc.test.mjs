@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { CALCULATORS, fit, formatNumber, parseInput } from "../../_static/kb-calc/formulas.js";
+import { CALCULATORS, fit, formatNumber, parseInput, relationProblems } from "../../_static/kb-calc/formulas.js";
 
 const root = new URL("../../", import.meta.url);
 const CASES = JSON.parse(readFileSync(new URL("tests/calc_cases.yaml", root), "utf8"));
@@ -44,3 +44,11 @@ test("the curves start at the one-off cost and at zero", () => {
   assert.equal(r.rent_curve[0], 0);
   assert.equal(r.rent_curve[36], r.rent_36);
 });
+
+for (const [name, changed, refused] of CASES.relations) {
+  test(`relations: ${name} ${JSON.stringify(changed)}`, () => {
+    const spec = SPECS[name];
+    const defaults = Object.fromEntries(spec.inputs.map((i) => [i.name, i.default]));
+    assert.deepEqual(relationProblems(spec, { ...defaults, ...changed }), refused);
+  });
+}

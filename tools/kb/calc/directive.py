@@ -210,6 +210,9 @@ class CalculatorDirective(SphinxDirective):
         if "card" in values and values["card"] not in card_ids:
             _warn("KB081", f"the default card {values['card']!r} is not in data/gpus.yaml", location)
             ok = False
+        for option, message in formulas.relation_problems(spec, values).items():
+            _warn("KB081", f":{option}: {values[option]!r} is refused ({message})", location)
+            ok = False
         if ok and (beyond := formulas.out_of_range(formulas.compute(name, values))):
             _warn(
                 "KB081",

@@ -227,6 +227,7 @@ MESSAGES = {
     "min": N_("不能小于 {limit}"),
     "max": N_("不能大于 {limit}"),
     "range": N_("结果超出了能显示的范围：请检查输入的数值是否合理"),
+    "divides": N_("要能整除{other}（{value}）"),
 }
 
 
@@ -260,6 +261,21 @@ def parse_input(
     if value > spec["max"]:
         return None, say("max", limit=format_number(spec["max"]))
     return (int(value) if spec.get("integer") else value), None
+
+
+def relation_problems(
+    spec: dict, values: dict[str, Any], say: Callable[..., str] = untranslated
+) -> dict[str, str]:
+    """The inputs that each pass alone but not together (formulas.js
+    relationProblems): a model's attention heads split its hidden size, so
+    the heads must divide it. {input name: message}."""
+    labels = {item["name"]: item["label"] for item in spec["inputs"]}
+    problems = {}
+    for item in spec["inputs"]:
+        other = item.get("divides")
+        if other and item["name"] in values and other in values and values[other] % values[item["name"]]:
+            problems[item["name"]] = say("divides", other=labels[other], value=format_number(values[other]))
+    return problems
 
 
 def defaults(name: str) -> dict[str, Any]:
