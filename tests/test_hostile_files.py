@@ -43,6 +43,10 @@ FILES = {
     ),
     "literalinclude-diff": _literalinclude_diff,
     "mermaid-file": _mermaid_file,
+    # the page language's name: docutils' own csv-table, unless registered under it too
+    "csv-table-chinese-name": lambda repo, at: _rst(
+        repo, f".. csv表格:: 表\n   :file: {at.secret}\n", at.article()
+    ),
 }
 register("pages", "files", FILES)
 
@@ -398,6 +402,10 @@ ROUND4 = {
     ),
     "contents": ("```{eval-rst}\n.. contents::\n```\n", "KB017"),
     "footer": ("```{eval-rst}\n.. footer:: 页脚文字\n```\n", "KB017"),
+    # the page language's names (zh_CN) of refused directives
+    "contents-chinese-name": ("```{eval-rst}\n.. 目录::\n```\n", "KB017"),
+    "footer-chinese-name": ("```{eval-rst}\n.. 页脚:: 页脚文字\n```\n", "KB017"),
+    "raw-chinese-name": ("```{原文} html\n:url: http://evil.example/x.html\n```\n", "KB010"),
 }
 
 

@@ -248,9 +248,11 @@ class RefusedDirective(SphinxDirective):
     option_spec = defaultdict(lambda: directives.unchanged)  # any option: refused anyway
 
     def run(self) -> list[nodes.Node]:
+        language = rst_languages.get_language(self.config.language or "en")
+        name = self.name.lower()
         logger.warning(
             "KB017 %s",
-            REFUSED_DIRECTIVES[self.name],
+            REFUSED_DIRECTIVES[language.directives.get(name, name)],
             location=directive_location(self),
             type="kb",
             subtype="untrusted",
@@ -768,6 +770,30 @@ def on_builder_inited(app) -> None:
         raise BuildStopped
 
 
+# The directives this module replaces, by their canonical names.
+CONFINED = {
+    "literalinclude": ConfinedLiteralInclude,
+    "include": ConfinedInclude,
+    "csv-table": ConfinedCSVTable,
+    "raw": RefusedRaw,
+    **dict.fromkeys(REFUSED_DIRECTIVES, RefusedDirective),
+}
+
+
+def register_confined(app, config) -> None:
+    """The replacements under every name docutils knows them by. A name of
+    the page language (``csv表格``, ``原文``, ``目录`` in zh_CN) or an English
+    alias is looked up in docutils' own registry, which holds its original
+    classes: an unconfined csv-table would read any file or URL."""
+    names = {}
+    for language in (rst_languages.get_language("en"), rst_languages.get_language(config.language or "en")):
+        for alias, canonical in language.directives.items():
+            if canonical in CONFINED:
+                names[alias] = CONFINED[canonical]
+    for name, directive in {**names, **CONFINED}.items():
+        app.add_directive(name, directive, override=True)
+
+
 def note_confdir(app, config) -> None:
     """The folder of conf.py, for the checks that run where only the
     environment and the configuration are at hand (Sphinx 9 deprecates
@@ -779,14 +805,7 @@ def setup(app) -> dict[str, Any]:
     app.setup_extension("myst_parser")
     app.add_config_value("kb_confdir", "", "", types=[str])
     app.connect("config-inited", note_confdir)
-    for name, directive in (
-        ("literalinclude", ConfinedLiteralInclude),
-        ("include", ConfinedInclude),
-        ("csv-table", ConfinedCSVTable),
-        ("raw", RefusedRaw),
-        *((name, RefusedDirective) for name in REFUSED_DIRECTIVES),
-    ):
-        app.add_directive(name, directive, override=True)
+    app.connect("config-inited", register_confined)
     app.add_transform(RefuseUnsafeNodes)
     app.connect("builder-inited", on_builder_inited)
     app.connect("source-read", on_source_read)
