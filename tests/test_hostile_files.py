@@ -43,6 +43,10 @@ FILES = {
     ),
     "literalinclude-diff": _literalinclude_diff,
     "mermaid-file": _mermaid_file,
+    # Sphinx reads an absolute :file: that exists as it is, not from docs/
+    "csv-table-absolute-file": lambda repo, at: _append(
+        repo, f"```{{csv-table}} 表\n:file: {at.secret}\n```\n", at.article()
+    ),
     # the page language's name: docutils' own csv-table, unless registered under it too
     "csv-table-chinese-name": lambda repo, at: _rst(
         repo, f".. csv表格:: 表\n   :file: {at.secret}\n", at.article()

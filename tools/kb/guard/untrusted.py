@@ -175,6 +175,12 @@ class _Confined(SphinxDirective):
             return True
         return False
 
+    def refused_as_is(self, path: str) -> bool:
+        problem = file_problem(path, roots_of(self.env.srcdir, self.config.kb_confdir))
+        if problem:
+            _refuse_file(directive_location(self), self.what, path, problem)
+        return problem is not None
+
 
 class ConfinedLiteralInclude(_Confined, LiteralInclude):
     what = "literalinclude of"
@@ -215,6 +221,10 @@ class ConfinedCSVTable(_Confined, CSVTable):
             # Sphinx maps /x to docs/x; docutils reads any other path relative to
             # the file being parsed, which is an included file's folder, not the page's
             target = self.options["file"].strip()
+            if target.startswith("/") and os.path.exists(target) and self.refused_as_is(target):
+                # Sphinx reads an absolute path that exists as it is (with a
+                # warning of its own), not from docs/
+                return []
             if not target.startswith("/") and not is_standard_include(target):
                 source = self.state.document.current_source or ""
                 target = "/" + os.path.relpath(
