@@ -440,6 +440,45 @@ def test_round_four_markup_is_refused_at_its_line(one_build, case):
     assert host not in r.run.published
 
 
+# What the book hands to LaTeX as it is: ``\\input`` would print any file
+# into the published PDF. (markup with {secret}, line offset of the report, code)
+LATEX = {
+    "math-role": ("数学 {{math}}`\\input{{{secret}}}` 完。\n", 0, "KB090"),
+    "math-directive": ("```{{math}}\n\\input{{{secret}}}\n```\n", 0, "KB090"),
+    "math-rst": ("```{{eval-rst}}\n:math:`\\input{{{secret}}}`\n```\n", 1, "KB090"),
+    "raw-latex-role": (
+        "```{{eval-rst}}\n.. role:: tex(raw)\n   :format: latex\n\n文本 :tex:`\\input{{{secret}}}` 完。\n```\n",
+        4,
+        "KB010",
+    ),
+    "tabularcolumns": (
+        "```{{eval-rst}}\n.. tabularcolumns:: |p{{\\input{{{secret}}}}}|l|\n\n"
+        ".. list-table::\n\n   * - a\n     - b\n```\n",
+        1,
+        "KB017",
+    ),
+}
+register(
+    "pages",
+    "latex",
+    {
+        case: (
+            lambda markup, offset: (
+                lambda repo, at: _append(repo, markup.format(secret=at.secret), at.article()) + offset
+            )
+        )(markup, offset)
+        for case, (markup, offset, _) in LATEX.items()
+    },
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(LATEX))
+def test_latex_the_book_would_run_is_refused_at_its_line(one_build, case):
+    r = one_build("pages")[f"latex/{case}"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: {LATEX[case][2]}")
+
+
 def _boolean_tag(repo, at):
     tags = repo / "data/tags.yaml"
     tags.write_text(tags.read_text(encoding="utf-8") + "yes: 是\n", encoding="utf-8")

@@ -25,7 +25,16 @@ logger = logging.getLogger(__name__)
 def on_doctree_read(app, doctree) -> None:
     closing, reported = [], False
     for node in list(doctree.findall(nodes.raw)):
-        if "html" not in node.get("format", "").split():
+        formats = node.get("format", "").split()
+        if "html" not in formats:
+            # MyST writes a hard line break for the book this way
+            if formats == ["latex"] and node.astext().strip() == "\\\\":
+                continue
+            # raw LaTeX (a role made with ``.. role:: x(raw)``): the book would
+            # run it (``\input{/etc/passwd}`` reads any file into the PDF)
+            _report(node, " ".join(formats) or "no format", kind="raw content")
+            reported = True
+            node.parent.remove(node)
             continue
         text = node.astext().strip()
         if re.fullmatch(r"<br\s*/?>", text):
@@ -45,10 +54,11 @@ def on_doctree_read(app, doctree) -> None:
         node.parent.remove(node)
 
 
-def _report(node, what: str) -> None:
+def _report(node, what: str, kind: str = "raw HTML") -> None:
     logger.warning(
-        "KB010 raw HTML (%s) is not allowed in pages; use MyST syntax (a directive or "
+        "KB010 %s (%s) is not allowed in pages; use MyST syntax (a directive or "
         "role) instead, or put HTML you want to show in a fenced code block",
+        kind,
         what,
         location=node,
         type="kb",

@@ -279,6 +279,9 @@ REFUSED_DIRECTIVES = {
         name: _UNSUPPORTED.format(name)
         for name in ("contents", "sectnum", "section-numbering", "target-notes", "header", "footer", "title")
     },
+    # its text goes into the book's LaTeX as it is (\input reads any file)
+    "tabularcolumns": "tabularcolumns passes its text to LaTeX unchecked, and the book would "
+    "run it; remove it: the book lays out tables itself",
     # sphinxcontrib-mermaid's: imports the modules it names, on the machine that builds
     "autoclasstree": "autoclasstree imports Python modules while the site builds; it is not "
     "allowed in pages: draw the diagram in a mermaid block",
@@ -545,7 +548,9 @@ class RefuseUnsafeNodes(SphinxTransform):
                 )
                 node.parent.remove(node)
                 continue
-            if isinstance(node, nodes.meta):
+            if isinstance(node, (nodes.math, nodes.math_block)):
+                self.math(node, docname)
+            elif isinstance(node, nodes.meta):
                 self.meta(node, docname)
             elif isinstance(node, nodes.image):
                 self.image(node, docname, roots)
@@ -574,6 +579,25 @@ class RefuseUnsafeNodes(SphinxTransform):
         del node["refuri"]
         if isinstance(node, nodes.reference):
             node.replace_self(nodes.inline("", "", *node.children))
+
+    def math(self, node: nodes.Element, docname: str) -> None:
+        """The site renders no formulas: MathJax would load from another
+        host, and the book gives the formula to LaTeX as it is, commands and
+        all (``\\input{/etc/passwd}`` prints the file into the PDF)."""
+        logger.warning(
+            "KB090 math %r is not supported on this site (the web pages would load MathJax "
+            "from another host, the book would run it as LaTeX); write the formula as text, "
+            "or in backticks as code",
+            node.astext()[:60],
+            location=_location(self.env, node, docname),
+            type="kb",
+            subtype="untrusted",
+        )
+        text = node.astext()
+        if isinstance(node, nodes.math_block):
+            node.replace_self(nodes.literal_block(text, text))
+        else:
+            node.replace_self(nodes.literal(text, text))
 
     def meta(self, node: nodes.Element, docname: str) -> None:
         if "http-equiv" in node.attributes:
