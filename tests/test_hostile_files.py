@@ -525,6 +525,25 @@ def test_a_page_named_like_a_generated_page_is_refused(one_build, name):
     assert_refused(r.run.proc, f"docs/{name}.md:1: WARNING: KB057")
 
 
+# The book writes an image's file name into its LaTeX as it is: this one
+# prints the secret into the PDF (^^2f is "/").
+def _latex_file_name(repo, at):
+    page = repo / at.article()
+    name = "a}}\\input{" + str(at.secret).replace("/", "^^2f") + "}{{b.png"
+    (page.parent / name).write_bytes((repo / "_static/favicon.svg").read_bytes())
+    _append(repo, f"```{{image}} {name.replace(chr(92), chr(92) * 2)}\n:alt: 图\n```\n", at.article())
+    return (page.parent / name).relative_to(repo).as_posix()
+
+
+register("pages", "names", {"latex-image": _latex_file_name})
+
+
+@pytest.mark.slow
+def test_a_file_name_latex_would_run_is_refused(one_build):
+    r = one_build("pages")["names/latex-image"]
+    assert_refused(r.run.proc, f"{r.value}:1: WARNING: KB091")
+
+
 @pytest.mark.parametrize(
     "pattern, url",
     [("'^(.*.*.*.*.*.*.*.*)*X$'", None), ("'(['", None), (None, '"http://x\\njavascript:alert(1)"')],

@@ -779,6 +779,23 @@ def static_problems(app) -> list[tuple[Path, str]]:
     return found
 
 
+# What LaTeX reads as commands: the book writes an image's file name into its
+# LaTeX as it is, so ``a}}\input{^^2fetc^^2fpasswd}{{b.png`` prints any file
+# of the machine into the PDF.
+LATEX_SPECIAL = re.compile(r"[\\{}%#$^&]")
+
+
+def latex_names(app) -> list[Path]:
+    """Files and folders among the pages and static files whose names hold
+    a character LATEX_SPECIAL matches."""
+    found = []
+    tops = [Path(app.srcdir), *(Path(app.confdir) / p for p in app.config.html_static_path)]
+    for top in tops:
+        for folder, dirs, files in os.walk(top):
+            found += [Path(folder) / name for name in sorted(dirs + files) if LATEX_SPECIAL.search(name)]
+    return found
+
+
 def on_builder_inited(app) -> None:
     """The build copies static files and reads pages, templates and data
     through links: any link, and any static file of another type, stops it
@@ -799,6 +816,16 @@ def on_builder_inited(app) -> None:
     for path, problem in bad_static:
         logger.warning(
             "KB018 %s %s", shown(path), problem, location=f"{shown(path)}:1", type="kb", subtype="untrusted"
+        )
+    # the web pages may go on: only the book runs the names (make pdf stops at the warning)
+    for path in [] if links else latex_names(app):
+        logger.warning(
+            "KB091 %s: the name holds a character LaTeX reads as a command (one of \\ { } %% # $ ^ &), "
+            "and the book writes file names into its LaTeX as they are; rename it",
+            shown(path),
+            location=f"{shown(path)}:1",
+            type="kb",
+            subtype="untrusted",
         )
     if links or bad_static:
         raise BuildStopped
