@@ -75,3 +75,12 @@ def test_a_template_that_does_not_parse_is_named_at_its_line(root):
 def test_a_template_including_itself_is_a_warning_not_a_traceback(root):
     include(root, '{% include "page.html" %}')
     assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)
+
+
+def test_a_template_cannot_reach_files_through_the_objects_it_is_given(root):
+    # Jinja's sandbox lets a template read any public attribute and call any
+    # public method: an object holding Sphinx's app reaches every file through
+    # pathlib (app.srcdir is a Path)
+    include(root, '<pre>{{ toctree.app.srcdir.parent.parent.joinpath("secret.txt").read_text() }}</pre>')
+    assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)
+    assert SECRET not in published(root)

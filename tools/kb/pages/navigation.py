@@ -86,12 +86,15 @@ class Toctree:
     sidebar's call (SIDEBAR_CALL), which gets the bounded tree."""
 
     def __init__(self, app, pagename: str, sphinx_toctree) -> None:
-        self.app, self.pagename, self.sphinx_toctree = app, pagename, sphinx_toctree
+        # private: templates are contributed, and Jinja's sandbox lets them read
+        # any public attribute (``toctree.app.srcdir.parent`` reached every file
+        # of the machine through pathlib) but none that starts with "_"
+        self._app, self._pagename, self._sphinx_toctree = app, pagename, sphinx_toctree
 
     def __call__(self, **kwargs) -> str:
         if kwargs == SIDEBAR_CALL:
-            return render(self.app, self.pagename)
-        return self.sphinx_toctree(**kwargs)
+            return render(self._app, self._pagename)
+        return self._sphinx_toctree(**kwargs)
 
 
 def on_page_context(app, pagename: str, templatename: str, context: dict, doctree) -> None:
