@@ -71,6 +71,28 @@ register(
 )
 
 
+register(
+    "pages",
+    "refused",
+    {
+        "include-parser": lambda repo, at: _rst(
+            repo, ".. include:: ../glossary.md\n   :parser: this\n", at.article()
+        ),
+        # MyST's include reads the option with the same class: it must not import either
+        "myst-include-parser": lambda repo, at: _append(
+            repo, "```{include} ../glossary.md\n:parser: this\n```\n", at.article()
+        ),
+    },
+)
+
+
+@pytest.mark.slow
+def test_include_parser_would_import_a_module_and_is_refused(one_build):
+    r = one_build("pages")["refused/include-parser"]
+    out = assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB017 include's :parser:")
+    assert "Beautiful is better than ugly" not in out  # `import this` never ran
+
+
 @pytest.mark.slow
 def test_autoclasstree_would_import_modules_and_is_refused(one_build):
     r = one_build("pages")["refused/autoclasstree"]

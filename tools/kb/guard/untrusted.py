@@ -198,8 +198,21 @@ class ConfinedInclude(_Confined, Include):
     code for any subclass of docutils' Include: see ``scan_includes``."""
 
     what = "include of"
+    # docutils' :parser: imports the Python module it names while the option
+    # is read (``:parser: antigravity``), before run(): kept as text here
+    option_spec = {**Include.option_spec, "parser": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
+        if "parser" in self.options:
+            logger.warning(
+                "KB017 include's :parser: option imports the Python module it names while "
+                "the site builds; remove it: an included .md file is read as Markdown, any "
+                "other as reStructuredText",
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
+            return []
         return [] if self.refused(self.arguments[0]) else super().run()
 
 
