@@ -294,3 +294,25 @@ def test_a_data_file_that_is_a_folder_is_a_warning_not_a_traceback(tmp_path):
     (root / "data/tags.yaml").unlink()
     (root / "data/tags.yaml").mkdir()
     assert_fails_at(root, "data/tags.yaml:1: WARNING: KB040 cannot read the file", timeout=120)
+
+
+# pagefind.yml: Pagefind runs after the build with its rights, and obeys any
+# of its settings (serve: a server that never ends the build; logfile: a file
+# written anywhere; write_playground: a page of its own on the site)
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("pagefind.yml", "keep_index_url: true\nserve: true\n", "pagefind.yml:2: WARNING: KB092"),
+        ("pagefind.yml", "logfile: /tmp/pagefind.log\n", "pagefind.yml:1: WARNING: KB092"),
+        (
+            "pagefind.yml",
+            "exclude_selectors:\n  - .headerlink\n  - main\n",
+            "pagefind.yml:3: WARNING: KB092 pagefind.yml: exclude_selectors entry 'main'",
+        ),
+        ("pagefind.toml", "write_playground = true\n", "pagefind.toml:1: WARNING: KB092"),
+    ],
+)
+def test_pagefind_is_given_only_the_sites_settings(tiny, name, text, message):
+    (tiny / name).write_text(text, encoding="utf-8")
+    assert_fails_at(tiny, message, timeout=300)
+    assert not (tiny / "_build/html/pagefind/playground").exists()

@@ -36,8 +36,10 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
+from kb.core import data as kb_data
 from kb.core.builders import is_website
 from kb.core.i18n import _
+from kb.guard.silent_loss import BuildStopped
 from kb.pages.glossary import term_anchors
 from kb.search import pagefind as kb_pagefind
 from kb.site import output_state as kb_output_state
@@ -84,9 +86,102 @@ def load_aliases(data_dir: Path) -> list[dict]:
     return [{"names": names(term), "def": term["def"]} for term in load_glossary(data_dir)]
 
 
+# What pagefind.yml may set. Pagefind runs on CI with the build's rights and
+# reads any of its options there: ``serve`` starts a web server (the build
+# never ends), ``logfile`` and ``output_path`` write where they say,
+# ``write_playground`` publishes a page of its own, ``glob``, ``root_selector``
+# and broad ``exclude_selectors`` leave pages or their text out of the index.
+PAGEFIND_CONFIG = "pagefind.yml"
+# the other names Pagefind reads its configuration from, beside this one
+PAGEFIND_OTHER_CONFIGS = ("pagefind.yaml", "pagefind.json", "pagefind.toml")
+# The selectors of what the index may leave out, reviewed: a broader one
+# (``main``, ``.kb-article``) leaves the pages' text out of the search.
+PAGEFIND_SELECTORS = frozenset(
+    {
+        ".headerlink",
+        ".kb-article-list",
+        ".kb-guides",
+        ".kb-count",
+        ".kb-tags",
+        ".seealso",
+        ".kb-article-footer",
+        ".kb-note-ref",
+        ".copybtn",
+    }
+)
+
+
+def pagefind_config_problems(confdir: Path) -> list[tuple[str, int, str]]:
+    """(file, line, problem) for each setting Pagefind must not be given."""
+    problems = [
+        (name, 1, f"Pagefind reads its settings from {name} too; put them in {PAGEFIND_CONFIG}")
+        for name in PAGEFIND_OTHER_CONFIGS
+        if (confdir / name).exists()
+    ]
+    path = confdir / PAGEFIND_CONFIG
+    if not path.exists():
+        return problems
+    try:
+        root, config = kb_data.parse_yaml(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        return [*problems, (PAGEFIND_CONFIG, 1, "is not UTF-8")]
+    except kb_data.YamlProblem as exc:
+        return [*problems, (PAGEFIND_CONFIG, exc.line, exc.message)]
+    if config is None:
+        return problems
+    if not isinstance(config, dict):
+        return [*problems, (PAGEFIND_CONFIG, 1, "must be a mapping of settings")]
+    for key, value in config.items():
+        line = kb_data.line_of(root, [key])
+        if key == "keep_index_url":
+            if not isinstance(value, bool):
+                problems.append((PAGEFIND_CONFIG, line, "keep_index_url must be true or false"))
+        elif key == "exclude_selectors":
+            values = value if isinstance(value, list) else [value]
+            for i, selector in enumerate(values):
+                if selector not in PAGEFIND_SELECTORS:
+                    problems.append(
+                        (
+                            PAGEFIND_CONFIG,
+                            kb_data.line_of(root, [key, i]) if isinstance(value, list) else line,
+                            f"exclude_selectors entry {selector!r} is not among the reviewed ones "
+                            "(a broad one leaves the pages' text out of the search index); ask a "
+                            "maintainer to add it to PAGEFIND_SELECTORS in tools/kb/search/index.py",
+                        )
+                    )
+        else:
+            problems.append(
+                (
+                    PAGEFIND_CONFIG,
+                    line,
+                    f"setting {key!r} is not allowed (the build runs Pagefind with CI's rights: "
+                    "it could write files, start a server or leave pages out of the index)",
+                )
+            )
+    return problems
+
+
+def check_pagefind_config(app) -> None:
+    """Stop before anything is built if Pagefind would be given a setting
+    other than the two this site uses."""
+    problems = pagefind_config_problems(Path(app.confdir))
+    for name, line, problem in problems:
+        logger.warning(
+            "KB092 %s: %s; pagefind.yml may set only keep_index_url and exclude_selectors",
+            name,
+            problem,
+            location=f"{name}:{line}",
+            type="kb",
+            subtype="search",
+        )
+    if problems:
+        raise BuildStopped
+
+
 def on_builder_inited(app) -> None:
     if not is_website(app.builder):  # epub, singlehtml …: no search page, no index
         return
+    check_pagefind_config(app)
     # Pagefind replaces Sphinx's index: the attribute Sphinx's own builders
     # without search set to False (epub; sphinxcontrib's htmlhelp, qthelp, applehelp). (Not in Sphinx's builder
     # API reference; tests/test_upstream_contract.py fails if it goes.)
