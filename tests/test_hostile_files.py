@@ -547,6 +547,20 @@ def test_a_page_named_like_a_generated_page_is_refused(one_build, name):
     assert_refused(r.run.proc, f"docs/{name}.md:1: WARNING: KB057")
 
 
+# A page's name is its address: one a URL spells otherwise was written, then
+# not found under its encoded name (KB058 blamed a parallel worker, at -j 1
+# too) and deleted as the page of a removed source.
+ODD_NAMES = ["odd/两个 字", 'odd/q"><b>', "odd/a:b"]
+register("stopped", "page-name", {name: _generated_name(name) for name in ODD_NAMES})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_a_page_whose_name_is_not_its_address_is_refused(one_build, name):
+    r = one_build("stopped")[f"page-name/{name}"]
+    assert_refused(r.run.proc, f"docs/{name}.md:1: WARNING: KB093")
+
+
 # The book writes an image's file name into its LaTeX as it is: this one
 # prints the secret into the PDF (^^2f is "/").
 def _latex_file_name(repo, at):

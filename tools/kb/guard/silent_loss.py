@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sphinx.util import logging
 
@@ -165,9 +166,26 @@ def collision(app, docname: str) -> str | None:
     return None
 
 
+# A page's name is its web address: Sphinx writes the page under the name
+# as it is and links it, lists it in the sitemap and checks it was written
+# under the name percent-encoded (a space, a quote, Chinese).
+PAGE_NAME = re.compile(r"[A-Za-z0-9._/-]+\Z")
+
+
 def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
     bad = False
     for docname in sorted(env.found_docs):
+        if not PAGE_NAME.match(docname):
+            logger.warning(
+                "KB093 the page %s has a name its web address spells otherwise (%s); name "
+                "pages with ASCII letters, digits, '-' and '_': rename the file",
+                docname,
+                quote(docname),
+                location=(docname, 1),
+                type="kb",
+                subtype="collision",
+            )
+            bad = True
         why = collision(app, docname)
         if why:
             logger.warning(
