@@ -501,6 +501,37 @@ def test_latex_the_book_would_run_is_refused_at_its_line(one_build, case):
     assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: {LATEX[case][2]}")
 
 
+# Sphinx lists every line a spec names, docutils and Sphinx widen every tab
+# as :tab-width: says: a memory bomb each (a MemoryError traceback, or the
+# machine's memory). (markup, line offset of the report)
+BOMBS = {
+    "emphasize-lines": ("```{code-block} python\n:emphasize-lines: 1-99999999999\n\nx = 1\n```\n", 0),
+    "literalinclude-lines": ("```{literalinclude} ../glossary.md\n:lines: 1-99999,1-99999\n```\n", 0),
+    "literalinclude-tab-width": ("```{literalinclude} ../glossary.md\n:tab-width: 100000\n```\n", 0),
+    "include-tab-width": (
+        "```{eval-rst}\n.. include:: ../glossary.md\n   :literal:\n   :tab-width: 100000\n```\n",
+        1,
+    ),
+}
+register(
+    "pages",
+    "bombs",
+    {
+        case: (lambda markup, offset: lambda repo, at: _append(repo, markup, at.article()) + offset)(
+            markup, offset
+        )
+        for case, (markup, offset) in BOMBS.items()
+    },
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(BOMBS))
+def test_a_line_spec_or_tab_width_that_would_fill_memory_is_refused(one_build, case):
+    r = one_build("pages")[f"bombs/{case}"]
+    assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: KB094")
+
+
 def _boolean_tag(repo, at):
     tags = repo / "data/tags.yaml"
     tags.write_text(tags.read_text(encoding="utf-8") + "yes: 是\n", encoding="utf-8")

@@ -53,7 +53,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.parsers.rst import languages as rst_languages
 from sphinx import addnodes
-from sphinx.directives.code import LiteralInclude
+from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import Include
 from sphinx.directives.patches import CSVTable
 from sphinx.transforms import SphinxTransform
@@ -182,11 +182,70 @@ class _Confined(SphinxDirective):
         return problem is not None
 
 
+# Sphinx makes a list of every line a spec names (``:emphasize-lines:
+# 1-99999999999`` fills the machine's memory): no directive names more.
+MAX_SPEC_LINES = 100_000
+
+
+def line_spec_too_large(directive: SphinxDirective, *options: str) -> bool:
+    """Report (KB094) and say so if one of ``options`` names more lines than
+    MAX_SPEC_LINES; a spec that does not parse is left to Sphinx's own warning."""
+    for option in options:
+        total = 0
+        for part in str(directive.options.get(option, "")).split(","):
+            bounds = part.strip().split("-")
+            try:
+                if len(bounds) == 2 and bounds[1].strip():
+                    total += max(int(bounds[1]) - int(bounds[0] or 1) + 1, 1)
+                else:
+                    total += 1  # one line, or a range to the end of the file (its length)
+            except ValueError:
+                continue
+        if total > MAX_SPEC_LINES:
+            logger.warning(
+                "KB094 :%s: names %d lines, more than the %d a block may have; name the lines the block has",
+                option,
+                total,
+                MAX_SPEC_LINES,
+                location=directive_location(directive),
+                type="kb",
+                subtype="untrusted",
+            )
+            return True
+    return False
+
+
+# and a tab as wide as :tab-width: says (a billion spaces: memory again)
+MAX_TAB_WIDTH = 64
+
+
+def tab_width_too_large(directive: SphinxDirective) -> bool:
+    width = directive.options.get("tab-width")
+    if isinstance(width, int) and width > MAX_TAB_WIDTH:
+        logger.warning(
+            "KB094 :tab-width: %d is more than %d spaces; use a width a reader would (4 or 8)",
+            width,
+            MAX_TAB_WIDTH,
+            location=directive_location(directive),
+            type="kb",
+            subtype="untrusted",
+        )
+        return True
+    return False
+
+
+class CheckedCodeBlock(CodeBlock):
+    def run(self) -> list[nodes.Node]:
+        return [] if line_spec_too_large(self, "emphasize-lines") else super().run()
+
+
 class ConfinedLiteralInclude(_Confined, LiteralInclude):
     what = "literalinclude of"
 
     def run(self) -> list[nodes.Node]:
-        if self.refused(self.arguments[0]):
+        if self.refused(self.arguments[0]) or line_spec_too_large(self, "lines", "emphasize-lines"):
+            return []
+        if tab_width_too_large(self):
             return []
         if "diff" in self.options and self.refused(self.options["diff"]):
             return []  # :diff: reads a second file
@@ -212,6 +271,8 @@ class ConfinedInclude(_Confined, Include):
                 type="kb",
                 subtype="untrusted",
             )
+            return []
+        if tab_width_too_large(self):
             return []
         return [] if self.refused(self.arguments[0]) else super().run()
 
@@ -847,6 +908,8 @@ def on_builder_inited(app) -> None:
 # The directives this module replaces, by their canonical names.
 CONFINED = {
     "literalinclude": ConfinedLiteralInclude,
+    "code-block": CheckedCodeBlock,
+    "sourcecode": CheckedCodeBlock,
     "include": ConfinedInclude,
     "csv-table": ConfinedCSVTable,
     "raw": RefusedRaw,
