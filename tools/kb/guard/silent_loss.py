@@ -72,6 +72,68 @@ def too_deep(app, text: str) -> list[tuple[int, int]]:
     return found
 
 
+# rST in {eval-rst}: docutils parses each level of nesting (an indented list,
+# quote or directive) a few Python calls deeper, and a hundred levels pass
+# Python's recursion limit (a RecursionError traceback). Far below that:
+MAX_RST_DEPTH = 32
+
+
+def rst_too_deep(app, text: str) -> list[tuple[int, int, int]]:
+    """(first line, end line, 1-based line) of each {eval-rst} block (0-based
+    lines of ``text``) indented more than MAX_RST_DEPTH levels deep, and where."""
+    md = kb_markdown.probe(app)
+    lines = text.split("\n")
+    found = []
+    for name, _argument, start, end in kb_markdown.directives(md, text):
+        line = name == "eval-rst" and _rst_deep_line(lines[start + 1 : end])
+        if line:
+            found.append((start, end, start + 1 + line))
+    return found
+
+
+def _rst_deep_line(lines: list[str]) -> int | None:
+    """1-based line of ``lines`` (rST) where the indentation passes
+    MAX_RST_DEPTH levels, if it does."""
+    stack: list[int] = []
+    for number, line in enumerate(lines, 1):
+        line = line.expandtabs(8)
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        while stack and stack[-1] > indent:
+            stack.pop()
+        if not stack or stack[-1] < indent:
+            stack.append(indent)
+        if len(stack) > MAX_RST_DEPTH:
+            return number
+    return None
+
+
+def _cut_deep_rst(app, text: str, location) -> str:
+    """``text`` without the {eval-rst} blocks nested too deep (lines kept),
+    each reported at its line."""
+    found = rst_too_deep(app, text)
+    if not found:
+        return text
+    lines = text.split("\n")
+    for start, end, line in found:
+        _report_rst_depth(location(line))
+        lines[start:end] = [""] * (end - start)
+    return "\n".join(lines)
+
+
+def _report_rst_depth(location) -> None:
+    logger.warning(
+        "KB053 reStructuredText nested more than %d levels deep here (lists, quotes or "
+        "directives indented inside each other): the parser would exceed Python's "
+        "recursion limit; flatten the nesting",
+        MAX_RST_DEPTH,
+        location=location,
+        type="kb",
+        subtype="nesting",
+    )
+
+
 def _report_depth(app, text: str, location) -> None:
     for line, limit in too_deep(app, text):
         logger.warning(
@@ -89,6 +151,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
     _included.pop(docname, None)  # read again: its includes counted afresh
     if str(app.env.doc2path(docname)).endswith(".md"):
         _report_depth(app, source[0], lambda line: (docname, line))
+        source[0] = _cut_deep_rst(app, source[0], lambda line: (docname, line))
 
 
 # A page with its includes, and their includes, in all: 30 files that each
@@ -123,6 +186,13 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
         content[0] = ""
         return
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
+    if path.suffix == ".md":
+        content[0] = _cut_deep_rst(app, content[0], lambda line: f"{path}:{line}")
+    else:  # read as reStructuredText
+        line = _rst_deep_line(content[0].split("\n"))
+        if line:
+            _report_rst_depth(f"{path}:{line}")
+            content[0] = ""
 
 
 # -- KB054 encoding --------------------------------------------------------------
