@@ -516,6 +516,13 @@ BOMBS = {
 # 150 lists in each other: docutils passes Python's recursion limit at about
 # a hundred; refused at the 33rd level (line 65 of the block)
 BOMBS["deep-rst"] = ("```{eval-rst}\n" + "".join("  " * i + "- x\n\n" for i in range(150)) + "```\n", 65)
+# and 150 directives in each other: MyST passes it at about 120
+BOMBS["deep-directives"] = (
+    "".join(":" * (153 - i) + "{note}\n" for i in range(150))
+    + "x\n"
+    + "".join(":" * (3 + i) + "\n" for i in range(150)),
+    0,
+)
 register(
     "pages",
     "bombs",
@@ -532,7 +539,7 @@ register(
 @pytest.mark.parametrize("case", sorted(BOMBS))
 def test_a_line_spec_or_tab_width_that_would_fill_memory_is_refused(one_build, case):
     r = one_build("pages")[f"bombs/{case}"]
-    code = "KB053" if case == "deep-rst" else "KB094"
+    code = "KB053" if case.startswith("deep-") else "KB094"
     assert_refused(r.run.proc, f"{r.at.article()}:{r.value}: WARNING: {code}")
 
 

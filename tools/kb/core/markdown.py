@@ -57,15 +57,43 @@ def probe(app, max_nesting: int | None = None) -> MarkdownIt:
     return parser(app.config.myst_enable_extensions, max_nesting)
 
 
-def texts(md: MarkdownIt, text: str, offset: int = 0) -> Iterator[tuple[list[Token], int]]:
+# Directives inside directives: MyST parses each body a few dozen Python calls
+# deeper, and passes Python's recursion limit at about 120 levels (so would
+# texts() below, at about 500). Deeper than this is refused (KB053).
+MAX_DIRECTIVE_DEPTH = 30
+
+
+def texts(md: MarkdownIt, text: str, offset: int = 0, depth: int = 0) -> Iterator[tuple[list[Token], int]]:
     """The page's tokens, then those of every directive body (each with the
-    0-based line its text starts on)."""
+    0-based line its text starts on), down to MAX_DIRECTIVE_DEPTH levels."""
     tokens = md.parse(text)
     yield tokens, offset
+    if depth >= MAX_DIRECTIVE_DEPTH:
+        return
     for token in tokens:
         name = directive_name(token)
         if name is not None and name not in LITERAL_BODIES and token.map:
-            yield from texts(md, token.content, token.map[0] + 1 + offset)
+            yield from texts(md, token.content, token.map[0] + 1 + offset, depth + 1)
+
+
+def directive_too_deep(md: MarkdownIt, text: str) -> tuple[int, int] | None:
+    """(first, end) 0-based lines of the outermost directive of ``text`` that
+    holds directives nested more than MAX_DIRECTIVE_DEPTH levels deep, if any."""
+    for token in md.parse(text):
+        if directive_name(token) is None or not token.map or directive_name(token) in LITERAL_BODIES:
+            continue
+        bodies = [(token.content, 1)]
+        while bodies:
+            body, depth = bodies.pop()
+            for inner in md.parse(body):
+                name = directive_name(inner)
+                if name is None or not inner.map:
+                    continue
+                if depth >= MAX_DIRECTIVE_DEPTH:
+                    return token.map[0], token.map[1]
+                if name not in LITERAL_BODIES:
+                    bodies.append((inner.content, depth + 1))
+    return None
 
 
 def directive_name(token: Token) -> str | None:

@@ -111,7 +111,22 @@ def _rst_deep_line(lines: list[str]) -> int | None:
 
 def _cut_deep_rst(app, text: str, location) -> str:
     """``text`` without the {eval-rst} blocks nested too deep (lines kept),
-    each reported at its line."""
+    each reported at its line; and without a directive holding directives
+    nested more than kb_markdown.MAX_DIRECTIVE_DEPTH deep."""
+    deep = kb_markdown.directive_too_deep(kb_markdown.probe(app), text)
+    if deep:
+        start, end = deep
+        logger.warning(
+            "KB053 directives nested more than %d levels deep in this one: the parser "
+            "would exceed Python's recursion limit; flatten the nesting",
+            kb_markdown.MAX_DIRECTIVE_DEPTH,
+            location=location(start + 1),
+            type="kb",
+            subtype="nesting",
+        )
+        lines = text.split("\n")
+        lines[start:end] = [""] * (end - start)
+        return _cut_deep_rst(app, "\n".join(lines), location)
     found = rst_too_deep(app, text)
     if not found:
         return text
