@@ -316,3 +316,15 @@ def test_pagefind_is_given_only_the_sites_settings(tiny, name, text, message):
     (tiny / name).write_text(text, encoding="utf-8")
     assert_fails_at(tiny, message, timeout=300)
     assert not (tiny / "_build/html/pagefind/playground").exists()
+
+
+def test_directives_nested_past_the_recursion_limit_in_a_definition_fail_at_the_entry(tiny):
+    glossary = tiny / "data/glossary.yaml"
+    text = glossary.read_text(encoding="utf-8")
+    nested = "".join(":" * (153 - i) + "{note}\n" for i in range(150)) + "x\n"
+    nested += "".join(":" * (3 + i) + "\n" for i in range(150))
+    glossary.write_text(
+        text + "- id: deep-term\n  zh: 深\n  def: " + json.dumps(nested) + "\n", encoding="utf-8"
+    )
+    line = text.count("\n") + 1
+    assert_fails_at(tiny, f"data/glossary.yaml:{line}: WARNING: KB053 directives nested", timeout=300)

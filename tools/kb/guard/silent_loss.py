@@ -109,7 +109,7 @@ def _rst_deep_line(lines: list[str]) -> int | None:
     return None
 
 
-def _cut_deep_rst(app, text: str, location) -> str:
+def cut_too_deep(app, text: str, location) -> str:
     """``text`` without the {eval-rst} blocks nested too deep (lines kept),
     each reported at its line; and without a directive holding directives
     nested more than kb_markdown.MAX_DIRECTIVE_DEPTH deep."""
@@ -126,7 +126,7 @@ def _cut_deep_rst(app, text: str, location) -> str:
         )
         lines = text.split("\n")
         lines[start:end] = [""] * (end - start)
-        return _cut_deep_rst(app, "\n".join(lines), location)
+        return cut_too_deep(app, "\n".join(lines), location)
     found = rst_too_deep(app, text)
     if not found:
         return text
@@ -166,7 +166,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
     _included.pop(docname, None)  # read again: its includes counted afresh
     if str(app.env.doc2path(docname)).endswith(".md"):
         _report_depth(app, source[0], lambda line: (docname, line))
-        source[0] = _cut_deep_rst(app, source[0], lambda line: (docname, line))
+        source[0] = cut_too_deep(app, source[0], lambda line: (docname, line))
 
 
 # A page with its includes, and their includes, in all: 30 files that each
@@ -202,7 +202,7 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
         return
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
     if path.suffix == ".md":
-        content[0] = _cut_deep_rst(app, content[0], lambda line: f"{path}:{line}")
+        content[0] = cut_too_deep(app, content[0], lambda line: f"{path}:{line}")
     else:  # read as reStructuredText
         line = _rst_deep_line(content[0].split("\n"))
         if line:

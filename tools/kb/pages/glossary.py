@@ -45,7 +45,7 @@ from kb.core import data as kb_data
 from kb.core import markdown as kb_markdown
 from kb.core.i18n import _
 from kb.core.store import documents
-from kb.guard.silent_loss import too_deep
+from kb.guard.silent_loss import cut_too_deep, too_deep
 from kb.guard.untrusted import canonical_directive
 from kb.pages.listings import holds_listing
 from kb.site import output_state
@@ -149,7 +149,8 @@ class GlossaryDirective(SphinxDirective):
         the entry. So what the guards check in a page's source is checked
         here, reported at ``data/glossary.yaml:LINE``:
 
-        - nesting deeper than MyST keeps (it drops the rest silently): KB053;
+        - nesting deeper than MyST keeps (it drops the rest silently), or
+          directives or rST nested past Python's recursion limit: KB053;
         - a file pulled in with {include} or {literalinclude}: a definition is
           a few sentences of its own text, and an included file's problems
           would be reported at the page (KB048); the directive is dropped.
@@ -167,6 +168,8 @@ class GlossaryDirective(SphinxDirective):
                 type="kb",
                 subtype="nesting",
             )
+        # directives or rST nested past Python's recursion limit: dropped (KB053)
+        text = cut_too_deep(settings, text, lambda _line: where)
         lines = text.split("\n")
         md = kb_markdown.probe(settings)
         for name, argument, start, end in kb_markdown.directives(md, text):
