@@ -228,6 +228,27 @@ def test_a_circular_toctree_fails_at_the_entry_not_with_recursion(one_build):
     assert "RecursionError" not in out
 
 
+def test_a_chain_of_toctrees_fails_at_the_entry_not_with_recursion(tmp_path):
+    """Pages listing pages 300 deep: the writers walk the contents with Python
+    calls, and passed the recursion limit (a traceback)."""
+    from test_data_errors import assert_fails_at, tiny_project
+
+    root = tiny_project(tmp_path / "kb")
+    guide = root / "docs/training"
+    for i in range(300):
+        listed = f"\n```{{toctree}}\nc{i + 1}\n```\n" if i < 299 else ""
+        (guide / f"c{i}.md").write_text(
+            f"---\ntitle: 链{i}\nguide: training\ntags: [memory]\nsummary: 摘要。\n---\n\n# 链{i}\n\n正文。\n{listed}",
+            encoding="utf-8",
+        )
+    index = guide / "index.md"
+    index.write_text(
+        index.read_text(encoding="utf-8").replace("\nx\n```", "\nx\nc0\n```", 1), encoding="utf-8"
+    )
+    out = assert_fails_at(root, "docs/training/c10.md:13: WARNING: KB055 toctrees nested", timeout=600)
+    assert "RecursionError" not in out
+
+
 # -- 2b. what templates, the theme or conf.py write into the pages ---------------------------
 # All of them share the build of the group "pages": each template case adds its
 # own line to one extrahead block, so each is found at its own line of the

@@ -342,6 +342,35 @@ def toctree_cycles(includes: dict[str, list[str]], root: str) -> list[tuple[str,
     return cycles
 
 
+# Pages listed in pages listed in pages …: the site has three levels (home,
+# guide, article). The writers walk the contents with Python calls, a few per
+# level: a chain of some hundred pages passed Python's recursion limit.
+MAX_TOCTREE_DEPTH = 12
+
+
+def toctree_too_deep(includes: dict[str, list[str]]) -> tuple[str, str] | None:
+    """The first (parent, child) toctree entry below MAX_TOCTREE_DEPTH levels
+    of pages listing pages, on the longest chain (toctrees without cycles)."""
+    indegree: dict[str, int] = {}
+    for parent, children in includes.items():
+        indegree.setdefault(parent, 0)
+        for child in children:
+            indegree[child] = indegree.get(child, 0) + 1
+    depth = dict.fromkeys(indegree, 0)
+    ready = sorted(doc for doc, n in indegree.items() if n == 0)
+    while ready:
+        doc = ready.pop()
+        for child in includes.get(doc, ()):
+            if depth[doc] + 1 > depth[child]:
+                depth[child] = depth[doc] + 1
+                if depth[child] > MAX_TOCTREE_DEPTH:
+                    return doc, child
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                ready.append(child)
+    return None
+
+
 def _entry_line(env, parent: str, child: str) -> int | None:
     """The line of ``child`` in the toctree of ``parent``'s source."""
     name = child.rsplit("/", 1)[-1]
@@ -363,6 +392,20 @@ def on_env_updated(app, env) -> None:
             subtype="toctree",
         )
     if cycles:
+        raise BuildStopped
+    deep = toctree_too_deep(kb_store.toctrees(env))
+    if deep:
+        parent, child = deep
+        logger.warning(
+            "KB055 toctrees nested more than %d pages deep: %s lists %s at the end of a "
+            "chain of pages listing pages; list articles in their guide's toctree",
+            MAX_TOCTREE_DEPTH,
+            parent,
+            child,
+            location=(parent, _entry_line(env, parent, child)),
+            type="kb",
+            subtype="toctree",
+        )
         raise BuildStopped
 
 
