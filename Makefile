@@ -31,8 +31,10 @@ $(BIN)/.installed-snippets: requirements-snippets.txt $(BIN)/.installed-dev
 	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements-snippets.txt
 	touch $@
 
+# --ignore-scripts: no package of the lock file needs an install script, and a
+# changed lock file (a dependency bump) must not run one on CI's machine
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
 venv: $(BIN)/.installed node_modules/.installed ## install what the build needs (.venv, node_modules)
