@@ -442,3 +442,14 @@ def test_workflows_leave_no_credentials_to_the_build_and_publish_only_the_site()
                     name,
                     granted,
                 )
+
+
+def test_npm_runs_no_install_script():
+    """make installs node_modules with --ignore-scripts (a bumped lock file must
+    not run code on CI's machine): no package of the lock file may need one."""
+    import json
+
+    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    scripted = [name for name, package in lock.get("packages", {}).items() if package.get("hasInstallScript")]
+    assert scripted == []
+    assert "npm ci --ignore-scripts" in (ROOT / "Makefile").read_text(encoding="utf-8")
