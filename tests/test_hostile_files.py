@@ -432,6 +432,9 @@ ROUND4 = {
     "contents-chinese-name": ("```{eval-rst}\n.. 目录::\n```\n", "KB017"),
     "footer-chinese-name": ("```{eval-rst}\n.. 页脚:: 页脚文字\n```\n", "KB017"),
     "raw-chinese-name": ("```{原文} html\n:url: http://evil.example/x.html\n```\n", "KB010"),
+    # make linkcheck (CI) would request it: the cloud machine's metadata service
+    "link-to-metadata-service": ("[元数据](http://169.254.169.254/latest/meta-data/)\n", "KB012"),
+    "link-to-localhost": ("[本机](http://127.1:8080/)\n", "KB012"),
 }
 
 

@@ -43,11 +43,14 @@ whose source file lies outside the repository, whatever made it.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
+import socket
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -83,6 +86,29 @@ def url_scheme(url: str) -> str | None:
 def is_remote(url: str) -> bool:
     stripped = re.sub(r"[\x00-\x20\x7f]", "", url)
     return url_scheme(url) is not None or stripped.startswith(("//", "\\\\", "/\\", "\\/"))
+
+
+def private_host(url: str) -> str | None:
+    """The host of a web address that is this machine or its network (localhost,
+    a loopback, private, link-local or unspecified IP: 169.254.169.254 is a
+    cloud machine's metadata service), if it is one."""
+    try:
+        host = urlsplit(re.sub(r"[\x00-\x20\x7f]", "", url)).hostname or ""
+    except ValueError:
+        return None
+    host = host.rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return host
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        try:  # the shorthands a URL parser accepts: 127.1, 0x7f000001, 2130706433
+            address = ipaddress.ip_address(socket.inet_aton(host))
+        except (OSError, ValueError):
+            return None
+    if address.is_private or address.is_loopback or address.is_link_local or address.is_unspecified:
+        return host
+    return None
 
 
 def allowed_roots(app) -> tuple[str, ...]:
@@ -635,21 +661,33 @@ class RefuseUnsafeNodes(SphinxTransform):
 
     def link(self, node: nodes.Element, docname: str) -> None:
         scheme = url_scheme(node["refuri"])
-        if scheme is None or scheme in LINK_SCHEMES:
+        private = scheme in LINK_SCHEMES and private_host(node["refuri"])
+        if (scheme is None or scheme in LINK_SCHEMES) and not private:
             return
         if isinstance(node, nodes.target):  # reported where it is used, as a reference
             del node["refuri"]
             return
-        logger.warning(
-            "KB012 link to %r: the %s: scheme is not allowed in pages (only %s); "
-            "link to a page or a web address instead",
-            node["refuri"],
-            scheme,
-            ", ".join(sorted(LINK_SCHEMES)),
-            location=_location(self.env, node, docname, node["refuri"]),
-            type="kb",
-            subtype="untrusted",
-        )
+        if private:
+            logger.warning(
+                "KB012 link to %r: %s is a private address, which no reader can open and "
+                "the link checker would request from CI's machine; write it as code instead",
+                node["refuri"],
+                private,
+                location=_location(self.env, node, docname, node["refuri"]),
+                type="kb",
+                subtype="untrusted",
+            )
+        else:
+            logger.warning(
+                "KB012 link to %r: the %s: scheme is not allowed in pages (only %s); "
+                "link to a page or a web address instead",
+                node["refuri"],
+                scheme,
+                ", ".join(sorted(LINK_SCHEMES)),
+                location=_location(self.env, node, docname, node["refuri"]),
+                type="kb",
+                subtype="untrusted",
+            )
         del node["refuri"]
         if isinstance(node, nodes.reference):
             node.replace_self(nodes.inline("", "", *node.children))
