@@ -303,6 +303,13 @@ OTHER_CASES = {
         "data/linkcheck-ignore.yaml:1: WARNING: KB045 pattern '^https://example\\\\.com/(a' "
         "is not a regular expression",
     ),
+    # make linkcheck would backtrack for ever on a link that almost matches
+    "linkcheck-slow-regex": (
+        "linkcheck-ignore.yaml",
+        "- pattern: '^https://example\\.com/(a|a)+$'\n  reason: r\n",
+        "data/linkcheck-ignore.yaml:1: WARNING: KB045 pattern '^https://example\\\\.com/(a|a)+$' "
+        "repeats a group",
+    ),
     "linkcheck-invalid-yaml": (
         "linkcheck-ignore.yaml",
         "- pattern: [\n",

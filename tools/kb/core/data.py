@@ -638,6 +638,39 @@ def glossary(data_dir: Path) -> Loaded:
     return _glossary(path, _stamp(path))
 
 
+# make linkcheck matches every link of the site against every pattern, with
+# Python's backtracking re: a repeated group (``(a|a)+``, ``(x+)*``) takes for
+# ever on a link that almost matches, and many unbounded repeats in a row
+# (``a*a*a*…``) nearly as long. Patterns of links need neither.
+MAX_LINK_PATTERN_REPEATS = 3
+
+
+def link_pattern_problem(pattern: str) -> str | None:
+    """Why a linkcheck-ignore pattern could keep the link checker busy, if it could."""
+    from re import _parser as sre  # the parser re compiles with: what it will run
+
+    unbounded = 0
+    items = list(sre.parse(pattern))
+    while items:
+        op, arg = items.pop()
+        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            _low, high, body = arg
+            nested = (sre.SUBPATTERN, sre.BRANCH, sre.MAX_REPEAT, sre.MIN_REPEAT)
+            if high > 1 and any(inner in nested for inner, _ in body):
+                return "repeats a group (such as (…)+ or (…)*)"
+            unbounded += high == sre.MAXREPEAT
+            items += list(body)  # an optional group, (…)?, is looked into
+        elif op == sre.SUBPATTERN:
+            items += list(arg[-1])
+        elif op == sre.BRANCH:
+            items += [item for branch in arg[1] for item in branch]
+        elif op in (sre.ASSERT, sre.ASSERT_NOT):
+            items += list(arg[1])
+    if unbounded > MAX_LINK_PATTERN_REPEATS:
+        return f"has {unbounded} unbounded repeats (+, *, {{n,}}), more than {MAX_LINK_PATTERN_REPEATS}"
+    return None
+
+
 @functools.lru_cache(maxsize=16)
 def _linkcheck_ignore(path: Path, stamp) -> Loaded:
     loaded = read_yaml(path, "linkcheck-ignore.schema.json")
@@ -658,6 +691,20 @@ def _linkcheck_ignore(path: Path, stamp) -> Loaded:
                     f"pattern {entry['pattern']!r} is not a regular expression: "
                     f"{exc.msg} (at position {exc.pos}); escape special characters "
                     "such as . ? ( [ with a backslash",
+                )
+            )
+            bad.add(i)
+            continue
+        slow = link_pattern_problem(entry["pattern"])
+        if slow:
+            extra.append(
+                Problem(
+                    path,
+                    line_of(loaded.root, [i, "pattern"]),
+                    CODES["regex"],
+                    f"pattern {entry['pattern']!r} {slow}: the link checker could take for ever "
+                    "on a link that almost matches; write the link's fixed parts, with at most "
+                    f"{MAX_LINK_PATTERN_REPEATS} of [^/]+ and no repeated group",
                 )
             )
             bad.add(i)
