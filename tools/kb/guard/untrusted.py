@@ -661,7 +661,7 @@ class RefuseUnsafeNodes(SphinxTransform):
 
     def link(self, node: nodes.Element, docname: str) -> None:
         scheme = url_scheme(node["refuri"])
-        private = scheme in LINK_SCHEMES and private_host(node["refuri"])
+        private = scheme in LINK_SCHEMES and not self.config.kb_private_links and private_host(node["refuri"])
         if (scheme is None or scheme in LINK_SCHEMES) and not private:
             return
         if isinstance(node, nodes.target):  # reported where it is used, as a reference
@@ -979,6 +979,9 @@ def note_confdir(app, config) -> None:
 def setup(app) -> dict[str, Any]:
     app.setup_extension("myst_parser")
     app.add_config_value("kb_confdir", "", "", types=[str])
+    # links to this machine's or its network's addresses refused (KB012); the
+    # link checker's own test (-D kb_private_links=1) serves pages on 127.0.0.1
+    app.add_config_value("kb_private_links", False, "env", types=[bool])
     app.connect("config-inited", note_confdir)
     app.connect("config-inited", register_confined)
     app.add_transform(RefuseUnsafeNodes)
