@@ -249,6 +249,25 @@ def test_a_chain_of_toctrees_fails_at_the_entry_not_with_recursion(tmp_path):
     assert "RecursionError" not in out
 
 
+def test_raw_html_in_a_heading_reaches_no_other_page(tmp_path):
+    """The page title the navigation of every other page shows is collected
+    from the heading: it must be collected without the refused raw HTML."""
+    from test_data_errors import assert_fails_at, tiny_project
+
+    root = tiny_project(tmp_path / "kb")
+    page = root / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace("# 梯度累积", "# 梯度累积<script>alert(7)</script>", 1), encoding="utf-8")
+    line = text.split("\n").index("# 梯度累积") + 1
+    assert_fails_at(root, f"docs/training/x.md:{line}: WARNING: KB010 raw HTML (<script>)", timeout=300)
+    written = [
+        p
+        for p in (root / "_build/html").rglob("*.html")
+        if "<script>alert(7)" in p.read_text(encoding="utf-8")
+    ]
+    assert written == []
+
+
 # -- 2b. what templates, the theme or conf.py write into the pages ---------------------------
 # All of them share the build of the group "pages": each template case adds its
 # own line to one extrahead block, so each is found at its own line of the

@@ -67,5 +67,7 @@ def _report(node, what: str, kind: str = "raw HTML") -> None:
 
 
 def setup(app) -> dict[str, Any]:
-    app.connect("doctree-read", on_doctree_read)
+    # before the environment collectors (priority 500): the page title they keep
+    # (for other pages' navigation) must not hold the raw HTML either
+    app.connect("doctree-read", on_doctree_read, priority=400)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
