@@ -435,6 +435,8 @@ ROUND4 = {
     # make linkcheck (CI) would request it: the cloud machine's metadata service
     "link-to-metadata-service": ("[元数据](http://169.254.169.254/latest/meta-data/)\n", "KB012"),
     "link-to-localhost": ("[本机](http://127.1:8080/)\n", "KB012"),
+    # shown reversed, copied as stored (Trojan Source)
+    "bidi-override": ("运行 `echo \u202ehello` 即可。\n", "KB095"),
 }
 
 

@@ -512,8 +512,34 @@ def strip_nul(docname: str, text: str) -> str:
     return "\n".join(lines)
 
 
+# Bidirectional embeddings, overrides and isolates: text shown in another
+# order than it is stored, and copied ("Trojan Source": a code sample that
+# shows one command and copies another). Chinese and English need none.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_bidi(text: str, location) -> str:
+    if not _BIDI.search(text):
+        return text
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        for character in dict.fromkeys(_BIDI.findall(line)):
+            logger.warning(
+                "KB095 bidirectional control character U+%04X: the text is shown in another "
+                "order than it is copied (a code sample could show one command and copy "
+                "another); remove it",
+                ord(character),
+                location=location(number),
+                type="kb",
+                subtype="untrusted",
+            )
+        lines[number - 1] = _BIDI.sub("", line)
+    return "\n".join(lines)
+
+
 def on_source_read(app, docname: str, source: list[str]) -> None:
     if str(app.env.doc2path(docname)).endswith(".md"):
+        source[0] = strip_bidi(source[0], lambda line: (docname, line))
         source[0] = strip_nul(docname, source[0])
         source[0] = strip_page_settings(docname, source[0])
         source[0] = scan_includes(app, docname, source[0])
@@ -528,6 +554,7 @@ def on_include_read(app, relative_path: Path, parent_docname: str, content: list
         _refuse_file((docname, None), "include of", str(relative_path), problem)
         content[0] = ""
         return
+    content[0] = strip_bidi(content[0], lambda line: f"{shown(path)}:{line}")
     if path.suffix == ".md":
         content[0] = strip_page_settings(docname, content[0], where=str(path))
         content[0] = scan_includes(app, docname, content[0])
