@@ -107,6 +107,8 @@ PAGEFIND_SELECTORS = frozenset(
         ".kb-article-footer",
         ".kb-note-ref",
         ".copybtn",
+        ".kb-page-meta",
+        ".kb-sources",
     }
 )
 
