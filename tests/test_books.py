@@ -29,6 +29,7 @@ from pathlib import Path
 
 import check_books
 import pytest
+from one_build import STAMPS
 from small_site import build, make_small_site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,7 +146,9 @@ def books(tmp_path_factory) -> Path:
     _need_book_tools()
     out = tmp_path_factory.mktemp("books")
     proc = subprocess.run(
-        ["make", "--no-print-directory", "books", f"BUILDDIR={out}"],
+        # -o: the installs are make test's to do; from a worktree whose .venv and
+        # node_modules are links, npm ci would empty the shared node_modules
+        ["make", "--no-print-directory", *[f"-o{stamp}" for stamp in STAMPS], "books", f"BUILDDIR={out}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
