@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kb.search import pagefind as kb_pagefind
 from one_build import register
 from sphinx.cmd.build import build_main
 
@@ -113,7 +114,9 @@ def build(root: Path, timeout: float | None = None) -> tuple[int, str]:
 
     In this process, through sphinx-build's own entry point (no interpreter
     and imports to start for each case); with a timeout, in a subprocess that
-    the timeout ends, so that a hang fails the test instead of stalling it."""
+    the timeout ends, so that a hang fails the test instead of stalling it.
+    Returns once a search index left to run in the background has finished
+    (a test that then removes _build would race with it)."""
     args = [
         "-b",
         "html",
@@ -129,11 +132,14 @@ def build(root: Path, timeout: float | None = None) -> tuple[int, str]:
         proc = subprocess.run(
             [sys.executable, "-m", "sphinx", *args], capture_output=True, text=True, cwd=root, timeout=timeout
         )
-        return proc.returncode, proc.stdout + proc.stderr
-    out = io.StringIO()
-    with contextlib.chdir(root), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = build_main(args)
-    return code, out.getvalue()
+        code, text = proc.returncode, proc.stdout + proc.stderr
+    else:
+        out = io.StringIO()
+        with contextlib.chdir(root), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = build_main(args)
+        text = out.getvalue()
+    kb_pagefind.wait(root / "_build" / "html")
+    return code, text
 
 
 def assert_fails_at(root: Path, *messages: str, timeout: float | None = None) -> str:
