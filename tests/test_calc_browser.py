@@ -133,13 +133,13 @@ def test_a_calculator_starts_from_the_article_and_follows_the_inputs(page, serve
 
 
 def test_the_break_even_with_the_articles_numbers(page, server):
-    """The article's numbers with the electricity its note corrects (82,225 元)."""
+    """The article's numbers, the one-off cost the card alone as its note says (80,000 元)."""
     root = open_page(page, server, "rent-vs-buy")
-    assert shown(root, "rent-vs-buy", "break_even_months") == "26 个月"  # 2.16 years, not 1
+    assert shown(root, "rent-vs-buy", "break_even_months") == "25.3 个月"  # 2.11 years, not 1
     years = root.locator(".kb-calc-results tr", has=page.locator("th:text-is('回本点（年）')"))
-    assert years.locator("td.kb-calc-value").inner_text() == "2.16 年"
+    assert years.locator("td.kb-calc-value").inner_text() == "2.11 年"
     assert root.locator("svg.kb-calc-chart polyline").count() == 2
-    assert "26 个月" in root.locator("svg.kb-calc-chart").get_attribute("aria-label")
+    assert "25.3 个月" in root.locator("svg.kb-calc-chart").get_attribute("aria-label")
 
 
 def test_a_shared_url_opens_with_its_inputs(page, server):

@@ -52,8 +52,8 @@ def test_calculators_carry_the_articles_example_and_load_their_script_only_where
         "0.00185 元/秒",
         "0.00239 元/秒",
         "0.0000478 元",
-        "26 个月",  # 82,225 元: the article's 87,000 with the electricity corrected
-        "2.16 年",
+        "25.3 个月",  # 80,000 元: the article's card price, the one-off cost of its note
+        "2.11 年",
         "14 GB",
         "16.1 GB",
     ):
@@ -85,7 +85,7 @@ def test_other_formats_get_the_static_table_only(build_root):
     app = build_root("ext-calc", buildername="text")
     assert app.warning.getvalue() == ""
     text = (Path(app.outdir) / "index.txt").read_text(encoding="utf-8")
-    assert "0.00239 元/秒" in text and "26 个月" in text and "回本点" in text
+    assert "0.00239 元/秒" in text and "25.3 个月" in text and "回本点" in text
     assert "data-kb-calc" not in text and "{" not in text
 
 

@@ -48,7 +48,7 @@ export function inferenceCost(v) {
 export function rentVsBuy(v) {
   const rentMonth = v.rent * v.hours;
   const ownMonth = v.upkeep / 12;
-  const net = v.purchase - v.resale;
+  const net = Math.max(v.purchase - v.resale, 0); // 0, not -5.6e-17, when they are equal
   const months = [...Array(HORIZON_MONTHS + 1).keys()];
   return {
     rent_per_month: rentMonth,
@@ -119,6 +119,7 @@ export const MESSAGES = {
   max: "不能大于 {limit}",
   range: "结果超出了能显示的范围：请检查输入的数值是否合理",
   divides: "要能整除{other}（{value}）",
+  at_most: "不能大于{other}的 {value}",
 };
 
 export function wording(messages) {
@@ -144,14 +145,23 @@ export function parseInput(spec, raw, choices = null, say = wording(MESSAGES)) {
 }
 
 // The inputs that each pass alone but not together (formulas.py
-// relation_problems): the attention heads must divide the hidden size.
+// relation_problems), as specs.json names them on the input: the attention
+// heads must divide the hidden size (divides), a resale value is no more than
+// the price (at_most).
+const RELATIONS = {
+  divides: (mine, other) => other % mine !== 0,
+  at_most: (mine, other) => mine > other,
+};
+
 export function relationProblems(spec, values, say = wording(MESSAGES)) {
   const labels = Object.fromEntries(spec.inputs.map((item) => [item.name, item.label]));
   const problems = {};
   for (const item of spec.inputs) {
-    const other = item.divides;
-    if (other && item.name in values && other in values && values[other] % values[item.name] !== 0) {
-      problems[item.name] = say("divides", { other: labels[other], value: formatNumber(values[other]) });
+    for (const [kind, refused] of Object.entries(RELATIONS)) {
+      const other = item[kind];
+      if (other && item.name in values && other in values && refused(values[item.name], values[other])) {
+        problems[item.name] = say(kind, { other: labels[other], value: formatNumber(values[other]) });
+      }
     }
   }
   return problems;

@@ -131,7 +131,7 @@ def inference_cost(v: dict[str, float]) -> dict[str, Any]:
 def rent_vs_buy(v: dict[str, float]) -> dict[str, Any]:
     rent_month = v["rent"] * v["hours"]
     own_month = v["upkeep"] / 12
-    net = v["purchase"] - v["resale"]
+    net = max(v["purchase"] - v["resale"], 0)  # 0, not -5.6e-17, when they are equal
     months = range(HORIZON_MONTHS + 1)
     return {
         "rent_per_month": rent_month,
@@ -228,6 +228,7 @@ MESSAGES = {
     "max": N_("不能大于 {limit}"),
     "range": N_("结果超出了能显示的范围：请检查输入的数值是否合理"),
     "divides": N_("要能整除{other}（{value}）"),
+    "at_most": N_("不能大于{other}的 {value}"),
 }
 
 
@@ -267,14 +268,21 @@ def relation_problems(
     spec: dict, values: dict[str, Any], say: Callable[..., str] = untranslated
 ) -> dict[str, str]:
     """The inputs that each pass alone but not together (formulas.js
-    relationProblems): a model's attention heads split its hidden size, so
-    the heads must divide it. {input name: message}."""
+    relationProblems), as specs.json names them on the input: ``divides`` (a
+    model's attention heads split its hidden size, so the heads must divide it)
+    and ``at_most`` (a card's resale value is no more than its price).
+    {input name: message}."""
     labels = {item["name"]: item["label"] for item in spec["inputs"]}
     problems = {}
     for item in spec["inputs"]:
-        other = item.get("divides")
-        if other and item["name"] in values and other in values and values[other] % values[item["name"]]:
-            problems[item["name"]] = say("divides", other=labels[other], value=format_number(values[other]))
+        name = item["name"]
+        for kind, refused in (
+            ("divides", lambda mine, other: other % mine != 0),
+            ("at_most", lambda mine, other: mine > other),
+        ):
+            other = item.get(kind)
+            if other and name in values and other in values and refused(values[name], values[other]):
+                problems[name] = say(kind, other=labels[other], value=format_number(values[other]))
     return problems
 
 
