@@ -44,13 +44,20 @@ def wait_for(predicate, seconds: float = 30) -> None:
         time.sleep(0.05)
 
 
-def test_a_run_started_after_the_build_folder_was_deleted_waits_for_the_one_in_progress(tmp_path):
+def background_run(tmp_path: Path, seconds: float) -> tuple[Path, Path, Path, Path]:
+    """A background run of a fake Pagefind that takes `seconds`, once it has
+    started: (project folder, the runs' log, the build folder, the site)."""
     confdir, log = tmp_path / "project", tmp_path / "runs.log"
-    fake_pagefind(confdir, log, seconds=2)
+    fake_pagefind(confdir, log, seconds=seconds)
     build = confdir / "_build"
     site = site_with(build, "old.html")
     kb_pagefind.index_in_background(site, confdir, tmp_path / "background.log")
     wait_for(lambda: log.exists() and "start" in log.read_text())
+    return confdir, log, build, site
+
+
+def test_a_run_started_after_the_build_folder_was_deleted_waits_for_the_one_in_progress(tmp_path):
+    confdir, log, build, site = background_run(tmp_path, seconds=2)
     shutil.rmtree(build)  # rm -r _build, and build again
     site = site_with(build, "new.html")
     assert kb_pagefind.index(site, confdir) is None
@@ -63,12 +70,7 @@ def test_a_run_started_after_the_build_folder_was_deleted_waits_for_the_one_in_p
 
 
 def test_a_run_whose_site_was_deleted_leaves_no_index_and_no_failure(tmp_path):
-    confdir, log = tmp_path / "project", tmp_path / "runs.log"
-    fake_pagefind(confdir, log, seconds=1)
-    build = confdir / "_build"
-    site = site_with(build, "old.html")
-    kb_pagefind.index_in_background(site, confdir, tmp_path / "background.log")
-    wait_for(lambda: log.exists() and "start" in log.read_text())
+    _, log, build, site = background_run(tmp_path, seconds=1)
     shutil.rmtree(site)
     site.mkdir()  # another folder at the same path, not yet built
     kb_pagefind.wait(site)
