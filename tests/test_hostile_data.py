@@ -310,12 +310,27 @@ def test_a_data_file_that_is_a_folder_is_a_warning_not_a_traceback(tmp_path):
             "pagefind.yml:3: WARNING: KB092 pagefind.yml: exclude_selectors entry 'main'",
         ),
         ("pagefind.toml", "write_playground = true\n", "pagefind.toml:1: WARNING: KB092"),
+        ("pagefind.yml", 'exclude_selectors:\n  - {".headerlink": 1}\n', "pagefind.yml:2: WARNING: KB092"),
     ],
 )
 def test_pagefind_is_given_only_the_sites_settings(tiny, name, text, message):
     (tiny / name).write_text(text, encoding="utf-8")
     assert_fails_at(tiny, message, timeout=300)
     assert not (tiny / "_build/html/pagefind/playground").exists()
+
+
+# docutils.conf beside conf.py: docutils obeys it for every page. In German
+# the csv-table is csv-tabelle, which the confined directives do not cover.
+def test_a_docutils_conf_is_refused_before_a_page_is_read(tiny):
+    (tiny / "docutils.conf").write_text("[general]\nlanguage_code: de\nreport_level: 5\n", encoding="utf-8")
+    page = tiny / "docs/training/x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\n```{csv-tabelle} Leak\n:file: /etc/passwd\n:delim: :\n```\n",
+        encoding="utf-8",
+    )
+    out = assert_fails_at(tiny, "docutils.conf:1: WARNING: KB096", timeout=300)
+    assert "Traceback" not in out
+    assert not any("root:" in p.read_text(encoding="utf-8") for p in (tiny / "_build").rglob("*.html"))
 
 
 def test_directives_nested_past_the_recursion_limit_in_a_definition_fail_at_the_entry(tiny):

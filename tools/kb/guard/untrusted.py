@@ -966,8 +966,28 @@ def on_builder_inited(app) -> None:
             type="kb",
             subtype="untrusted",
         )
-    if links or bad_static:
+    settings = docutils_settings_file(app)
+    if settings:
+        logger.warning(
+            "KB096 %s: docutils reads its settings from this file (Sphinx points it there), and "
+            "they would change what every page may do: another language's directive names that "
+            "are not confined (a csv-table reading /etc/passwd), report_level hiding errors, "
+            "tab_width; delete it, the site's settings are in conf.py",
+            settings,
+            location=f"{settings}:1",
+            type="kb",
+            subtype="untrusted",
+        )
+    if links or bad_static or settings:
         raise BuildStopped
+
+
+def docutils_settings_file(app) -> str | None:
+    """The docutils.conf beside conf.py, as the log names it, if there is one
+    (a link or a folder too). sphinx.util.docutils.patch_docutils sets
+    DOCUTILSCONFIG to that one path, so docutils reads no other file."""
+    path = Path(app.confdir) / "docutils.conf"
+    return shown(path) if os.path.lexists(path) else None
 
 
 # The directives this module replaces, by their canonical names.

@@ -141,7 +141,7 @@ def pagefind_config_problems(confdir: Path) -> list[tuple[str, int, str]]:
         elif key == "exclude_selectors":
             values = value if isinstance(value, list) else [value]
             for i, selector in enumerate(values):
-                if selector not in PAGEFIND_SELECTORS:
+                if not isinstance(selector, str) or selector not in PAGEFIND_SELECTORS:
                     problems.append(
                         (
                             PAGEFIND_CONFIG,
