@@ -106,8 +106,9 @@ def test_bad_directives_are_warnings_at_their_lines(build_root):
         (17, "KB081"),  # unknown card
         (21, "KB081"),  # not a ZeRO stage
         (25, "KB083"),  # the spec table takes no option
-        (29, "KB081"),  # results too large to show (a rent of 1e-320 元/小时)
+        (29, "KB081"),  # too small to show (a rent of 1e-320 元/小时)
         (34, "KB081"),  # 48 heads do not divide a hidden size of 1,600
+        (39, "KB081"),  # too small to write out (1e-320: an OverflowError in the static table)
     ]
     assert "Traceback" not in app.warning.getvalue()
     assert "data-kb-calc" not in (Path(app.outdir) / "index.html").read_text(encoding="utf-8")

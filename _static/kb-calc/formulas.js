@@ -118,6 +118,7 @@ export const MESSAGES = {
   min: "不能小于 {limit}",
   max: "不能大于 {limit}",
   range: "结果超出了能显示的范围：请检查输入的数值是否合理",
+  tiny: "太小了：请输入 0 或不小于 {limit} 的数",
   divides: "要能整除{other}（{value}）",
   at_most: "不能大于{other}的 {value}",
 };
@@ -141,6 +142,7 @@ export function parseInput(spec, raw, choices = null, say = wording(MESSAGES)) {
   if (spec.integer && !Number.isInteger(value)) return [null, say("integer")];
   if (value < spec.min) return [null, say("min", { limit: formatNumber(spec.min) })];
   if (value > spec.max) return [null, say("max", { limit: formatNumber(spec.max) })];
+  if (value !== 0 && Math.abs(value) < SHOWN_MIN) return [null, say("tiny", { limit: formatNumber(SHOWN_MIN) })];
   return [value, null];
 }
 

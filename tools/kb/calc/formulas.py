@@ -227,6 +227,7 @@ MESSAGES = {
     "min": N_("不能小于 {limit}"),
     "max": N_("不能大于 {limit}"),
     "range": N_("结果超出了能显示的范围：请检查输入的数值是否合理"),
+    "tiny": N_("太小了：请输入 0 或不小于 {limit} 的数"),
     "divides": N_("要能整除{other}（{value}）"),
     "at_most": N_("不能大于{other}的 {value}"),
 }
@@ -261,6 +262,8 @@ def parse_input(
         return None, say("min", limit=format_number(spec["min"]))
     if value > spec["max"]:
         return None, say("max", limit=format_number(spec["max"]))
+    if value != 0 and abs(value) < SHOWN_MIN:  # 1e-320 cannot be written out (nor shown)
+        return None, say("tiny", limit=format_number(SHOWN_MIN))
     return (int(value) if spec.get("integer") else value), None
 
 
