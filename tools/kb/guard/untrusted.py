@@ -43,6 +43,7 @@ whose source file lies outside the repository, whatever made it.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import re
@@ -52,6 +53,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import idna
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.parsers.rst import languages as rst_languages
@@ -88,16 +90,28 @@ def is_remote(url: str) -> bool:
     return url_scheme(url) is not None or stripped.startswith(("//", "\\\\", "/\\", "\\/"))
 
 
+# Names that only resolve inside a network: a cloud machine's metadata
+# service (metadata.google.internal), mDNS, the loopback name.
+INTERNAL_SUFFIXES = (".internal", ".local", ".localhost", ".localdomain", ".home.arpa")
+
+
 def private_host(url: str) -> str | None:
-    """The host of a web address that is this machine or its network (localhost,
-    a loopback, private, link-local or unspecified IP: 169.254.169.254 is a
-    cloud machine's metadata service), if it is one."""
+    """The host of a web address that is this machine or its network, if it is
+    one: localhost and names only a local network resolves, and any IP that is
+    not a global unicast address (loopback, private, link-local, the carriers'
+    shared 100.64.0.0/10 where Alibaba Cloud's metadata service answers at
+    100.100.100.200, reserved, multicast). The host is read as the link checker's
+    HTTP library reads it, through IDNA's UTS #46 mapping (``idna``, which
+    requests uses): 127。0。0。1 and ｌｏｃａｌｈｏｓｔ are 127.0.0.1 and localhost.
+    A public name whose DNS points inside is beyond a check of the text."""
     try:
         host = urlsplit(re.sub(r"[\x00-\x20\x7f]", "", url)).hostname or ""
     except ValueError:
         return None
-    host = host.rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
+    with contextlib.suppress(idna.IDNAError):  # not a name requests could look up either
+        host = idna.uts46_remap(host, std3_rules=False, transitional=False)
+    host = host.rstrip(".").lower()
+    if host == "localhost" or host.endswith(INTERNAL_SUFFIXES):
         return host
     try:
         address = ipaddress.ip_address(host)
@@ -106,7 +120,7 @@ def private_host(url: str) -> str | None:
             address = ipaddress.ip_address(socket.inet_aton(host))
         except (OSError, ValueError):
             return None
-    if address.is_private or address.is_loopback or address.is_link_local or address.is_unspecified:
+    if not address.is_global or address.is_multicast:
         return host
     return None
 

@@ -1,0 +1,45 @@
+"""Links the link checker must not request from CI's machine (KB012): the host
+as requests reads it (IDNA UTS #46), and any address that is not global."""
+
+from __future__ import annotations
+
+import pytest
+from kb.guard.untrusted import private_host
+
+REFUSED = [
+    "http://127.0.0.1/",
+    "http://127.1:8080/",
+    "http://2130706433/",
+    "http://localhost/",
+    "http://a.localhost/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://100.100.100.200/latest/meta-data/",  # Alibaba Cloud's metadata service
+    "http://metadata.google.internal/computeMetadata/v1/",
+    "http://198.18.0.1/",  # benchmarking range
+    "http://10.0.0.1/",
+    "http://[::1]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://224.0.0.1/",
+    "http://127。0。0。1:8765/x",  # ideographic full stops
+    "http://１２７.0.0.1/",  # full-width digits
+    "http://ｌｏｃａｌｈｏｓｔ/",
+    "http://LOCALHOST./",
+    "http://printer.local/",
+]
+ALLOWED = [
+    "https://pytorch.org/docs/stable/data.html",
+    "https://8.8.8.8/",
+    "https://例子.中国/",
+    "https://xn--fiqs8s.cn/",
+    "https://docs.nvidia.com/",
+]
+
+
+@pytest.mark.parametrize("url", REFUSED)
+def test_a_link_inside_the_machine_or_its_network_is_refused(url):
+    assert private_host(url)
+
+
+@pytest.mark.parametrize("url", ALLOWED)
+def test_a_public_link_is_allowed(url):
+    assert private_host(url) is None
