@@ -640,34 +640,48 @@ def glossary(data_dir: Path) -> Loaded:
 
 # make linkcheck matches every link of the site against every pattern, with
 # Python's backtracking re: a repeated group (``(a|a)+``, ``(x+)*``) takes for
-# ever on a link that almost matches, and many unbounded repeats in a row
-# (``a*a*a*…``) nearly as long. Patterns of links need neither.
-MAX_LINK_PATTERN_REPEATS = 3
+# ever on a link that almost matches, and several repeats of a choice of
+# length in a row (``a*a*a*…``, ``[^/]{0,999}`` ten times) nearly as long: the
+# tries multiply (three [^/]* in a row: 1.8 s on a link of 2,048 characters,
+# two: 5 ms; pages may not hold longer links, KB012). A back-reference makes
+# matching harder still. Patterns of links need none of these.
+MAX_LINK_PATTERN_REPEATS = 2
 
 
 def link_pattern_problem(pattern: str) -> str | None:
-    """Why a linkcheck-ignore pattern could keep the link checker busy, if it could."""
+    """Why a linkcheck-ignore pattern could keep the link checker busy, if it could.
+
+    It reads the pattern with the parser ``re`` compiles it with, re._parser
+    (not a documented module; its ops are those of Python 3.11-3.13): the
+    tests of KB045 in tests/test_link_patterns.py fail if it changes."""
     from re import _parser as sre  # the parser re compiles with: what it will run
 
-    unbounded = 0
+    repeats = 0
     items = list(sre.parse(pattern))
     while items:
         op, arg = items.pop()
         if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
-            _low, high, body = arg
-            nested = (sre.SUBPATTERN, sre.BRANCH, sre.MAX_REPEAT, sre.MIN_REPEAT)
+            low, high, body = arg
+            nested = (sre.SUBPATTERN, sre.BRANCH, sre.MAX_REPEAT, sre.MIN_REPEAT, sre.ATOMIC_GROUP)
             if high > 1 and any(inner in nested for inner, _ in body):
                 return "repeats a group (such as (…)+ or (…)*)"
-            unbounded += high == sre.MAXREPEAT
+            repeats += high > 1 and high > low  # a? and {4} leave no choice of length
             items += list(body)  # an optional group, (…)?, is looked into
+        elif op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
+            return "refers back to a group (\\1, (?P=name), (?(1)…))"
         elif op == sre.SUBPATTERN:
             items += list(arg[-1])
+        elif op == sre.ATOMIC_GROUP:
+            items += list(arg)
         elif op == sre.BRANCH:
             items += [item for branch in arg[1] for item in branch]
         elif op in (sre.ASSERT, sre.ASSERT_NOT):
             items += list(arg[1])
-    if unbounded > MAX_LINK_PATTERN_REPEATS:
-        return f"has {unbounded} unbounded repeats (+, *, {{n,}}), more than {MAX_LINK_PATTERN_REPEATS}"
+    if repeats > MAX_LINK_PATTERN_REPEATS:
+        return (
+            f"has {repeats} repeats of a choice of length (+, *, {{m,n}}), more than "
+            f"{MAX_LINK_PATTERN_REPEATS}"
+        )
     return None
 
 

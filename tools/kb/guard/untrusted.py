@@ -90,6 +90,9 @@ def is_remote(url: str) -> bool:
     return url_scheme(url) is not None or stripped.startswith(("//", "\\\\", "/\\", "\\/"))
 
 
+# The longest address a page may link (kb.core.data.MAX_LINK_PATTERN_REPEATS:
+# what keeps make linkcheck's ignore patterns fast).
+MAX_LINK_LENGTH = 2048
 # Names that only resolve inside a network: a cloud machine's metadata
 # service (metadata.google.internal), mDNS, the loopback name.
 INTERNAL_SUFFIXES = (".internal", ".local", ".localhost", ".localdomain", ".home.arpa")
@@ -703,12 +706,24 @@ class RefuseUnsafeNodes(SphinxTransform):
     def link(self, node: nodes.Element, docname: str) -> None:
         scheme = url_scheme(node["refuri"])
         private = scheme in LINK_SCHEMES and not self.config.kb_private_links and private_host(node["refuri"])
-        if (scheme is None or scheme in LINK_SCHEMES) and not private:
+        too_long = len(node["refuri"]) > MAX_LINK_LENGTH
+        if (scheme is None or scheme in LINK_SCHEMES) and not private and not too_long:
             return
         if isinstance(node, nodes.target):  # reported where it is used, as a reference
             del node["refuri"]
             return
-        if private:
+        if too_long:
+            logger.warning(
+                "KB012 link of %d characters (%r…): more than %d; make linkcheck matches every "
+                "link against the ignore patterns, and a long one keeps it busy; shorten the address",
+                len(node["refuri"]),
+                node["refuri"][:60],
+                MAX_LINK_LENGTH,
+                location=_location(self.env, node, docname, node["refuri"]),
+                type="kb",
+                subtype="untrusted",
+            )
+        elif private:
             logger.warning(
                 "KB012 link to %r: %s is a private address, which no reader can open and "
                 "the link checker would request from CI's machine; write it as code instead",
