@@ -333,6 +333,28 @@ def test_a_docutils_conf_is_refused_before_a_page_is_read(tiny):
     assert not any("root:" in p.read_text(encoding="utf-8") for p in (tiny / "_build").rglob("*.html"))
 
 
+# each cell of a csv-table is parsed as Markdown on its own, out of sight of
+# the page's nesting checks
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "".join(":" * (153 - i) + "{note}\n" for i in range(150))
+        + "x\n"
+        + "".join(":" * (3 + i) + "\n" for i in range(150)),
+        "".join("  " * i + "- level\n" for i in range(14)) + "\n后面的段落\n",
+    ],
+    ids=["directives", "lists"],
+)
+def test_a_csv_table_cell_nested_too_deep_fails_at_the_table(tiny, cell):
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8")
+    line = text.count("\n") + 2
+    quoted = '"' + cell.replace('"', '""') + '"'
+    page.write_text(text + "\n```{csv-table} 表\n" + quoted + ",b\n```\n", encoding="utf-8")
+    out = assert_fails_at(tiny, f"training/x.md:{line}: WARNING: KB053 a cell of this csv-table", timeout=300)
+    assert "Traceback" not in out
+
+
 def test_directives_nested_past_the_recursion_limit_in_a_definition_fail_at_the_entry(tiny):
     glossary = tiny / "data/glossary.yaml"
     text = glossary.read_text(encoding="utf-8")

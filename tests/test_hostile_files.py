@@ -431,6 +431,8 @@ ROUND4 = {
     # the page language's names (zh_CN) of refused directives
     "contents-chinese-name": ("```{eval-rst}\n.. 目录::\n```\n", "KB017"),
     "footer-chinese-name": ("```{eval-rst}\n.. 页脚:: 页脚文字\n```\n", "KB017"),
+    # its definitions are Markdown that the nesting bounds (KB053) do not see
+    "glossary": ("```{glossary}\n术语\n  定义\n```\n", "KB017"),
     "raw-chinese-name": ("```{原文} html\n:url: http://evil.example/x.html\n```\n", "KB010"),
     # make linkcheck (CI) would request it: the cloud machine's metadata service
     "link-to-metadata-service": ("[元数据](http://169.254.169.254/latest/meta-data/)\n", "KB012"),

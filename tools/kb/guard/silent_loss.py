@@ -59,11 +59,12 @@ class BuildStopped(SystemExit):
 # -- KB053 nesting -------------------------------------------------------------
 
 
-def too_deep(app, text: str) -> list[tuple[int, int]]:
+def too_deep(config, text: str) -> list[tuple[int, int]]:
     """(1-based line, depth) of the first block past MyST's nesting limit, in
     the page and in each directive body (each is parsed on its own)."""
-    limit = kb_markdown.probe(app).options["maxNesting"]
-    md = kb_markdown.probe(app, limit + 2)  # bounded: the probe itself stops soon after
+    extensions = config.myst_enable_extensions
+    limit = kb_markdown.parser(extensions).options["maxNesting"]
+    md = kb_markdown.parser(extensions, limit + 2)  # bounded: the probe itself stops soon after
     found = []
     for tokens, offset in kb_markdown.texts(md, text):
         deep = next((t for t in tokens if t.level >= limit and t.map), None)
@@ -150,7 +151,7 @@ def _report_rst_depth(location) -> None:
 
 
 def _report_depth(app, text: str, location) -> None:
-    for line, limit in too_deep(app, text):
+    for line, limit in too_deep(app.config, text):
         logger.warning(
             "KB053 lists or quotes nested too deep here: the Markdown parser keeps "
             "%d levels of blocks (about nine levels of list) and would drop this "

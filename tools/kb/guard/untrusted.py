@@ -67,6 +67,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from kb.core import data as kb_data
 from kb.core import markdown as kb_markdown
+from kb.guard import silent_loss
 from kb.guard.silent_loss import BuildStopped
 
 logger = logging.getLogger(__name__)
@@ -323,6 +324,29 @@ class ConfinedInclude(_Confined, Include):
 class ConfinedCSVTable(_Confined, CSVTable):
     what = "csv-table file"
 
+    def cells_too_deep(self) -> bool:
+        """Report (KB053) a cell whose lists or quotes the Markdown parser would
+        cut silently: each cell is parsed as Markdown on its own, out of sight
+        of the page's check (kb.core.markdown.LITERAL_BODIES). Read with
+        CSVTable's own get_csv_data and parse_csv_data_into_rows."""
+        try:
+            data, source = self.get_csv_data()
+            rows, _ = self.parse_csv_data_into_rows(data, self.DocutilsDialect(self.options), source)
+        except Exception:  # noqa: BLE001 - run() reports what the table cannot read
+            return False
+        for row in rows:
+            for *_, lines in row:
+                if silent_loss.too_deep(self.config, "\n".join(lines)):
+                    logger.warning(
+                        "KB053 a cell of this csv-table nests lists or quotes too deep: the "
+                        "Markdown parser would drop the block and what follows it; flatten the cell",
+                        location=directive_location(self),
+                        type="kb",
+                        subtype="nesting",
+                    )
+                    return True
+        return False
+
     def run(self) -> list[nodes.Node]:
         if "url" in self.options:
             logger.warning(
@@ -349,8 +373,19 @@ class ConfinedCSVTable(_Confined, CSVTable):
                 )
             if self.refused(target):
                 return []
+        if self.cells_too_deep():
+            return []
         try:
             return super().run()
+        except RecursionError:  # directives nested in a cell (each cell is parsed as Markdown)
+            logger.warning(
+                "KB053 a cell of this csv-table nests directives, lists or quotes past what "
+                "the parser can read; flatten the cell",
+                location=directive_location(self),
+                type="kb",
+                subtype="nesting",
+            )
+            return []
         except UnicodeDecodeError as exc:
             logger.warning(
                 "KB054 csv-table file %r is not UTF-8 (byte 0x%02x); save it as UTF-8",
@@ -399,6 +434,10 @@ REFUSED_DIRECTIVES = {
     # its text goes into the book's LaTeX as it is (\input reads any file)
     "tabularcolumns": "tabularcolumns passes its text to LaTeX unchecked, and the book would "
     "run it; remove it: the book lays out tables itself",
+    # Sphinx's own glossary parses each definition as Markdown out of sight of the
+    # checks that bound nesting (kb.core.markdown.LITERAL_BODIES)
+    "glossary": "the glossary directive is not used in pages: terms and their definitions "
+    "live in data/glossary.yaml, from which the glossary page is made; add the term there",
     # sphinxcontrib-mermaid's: imports the modules it names, on the machine that builds
     "autoclasstree": "autoclasstree imports Python modules while the site builds; it is not "
     "allowed in pages: draw the diagram in a mermaid block",

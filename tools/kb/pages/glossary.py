@@ -157,8 +157,7 @@ class GlossaryDirective(SphinxDirective):
         (A NUL or %00 is refused with the entry, by kb.core.data: KB012.)
         """
         where = self.yaml_location(source, line)
-        settings = types.SimpleNamespace(config=self.config)  # what the helpers read
-        for _line, limit in too_deep(settings, text):
+        for _line, limit in too_deep(self.config, text):
             logger.warning(
                 "KB053 lists or quotes nested too deep in this definition: the Markdown parser "
                 "keeps %d levels of blocks and would drop this block and everything after "
@@ -169,6 +168,7 @@ class GlossaryDirective(SphinxDirective):
                 subtype="nesting",
             )
         # directives or rST nested past Python's recursion limit: dropped (KB053)
+        settings = types.SimpleNamespace(config=self.config)  # what cut_too_deep reads
         text = cut_too_deep(settings, text, lambda _line: where)
         lines = text.split("\n")
         md = kb_markdown.probe(settings)
