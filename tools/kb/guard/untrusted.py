@@ -411,7 +411,7 @@ class RefusedDirective(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         language = rst_languages.get_language(self.config.language or "en")
-        name = self.name.lower()
+        name = self.name.lower().removeprefix("std:")
         logger.warning(
             "KB017 %s",
             REFUSED_DIRECTIVES[language.directives.get(name, name)],
@@ -1082,6 +1082,8 @@ def register_confined(app, config) -> None:
                 names[alias] = CONFINED[canonical]
     for name, directive in {**names, **CONFINED}.items():
         app.add_directive(name, directive, override=True)
+    # Sphinx looks a name up in the standard domain before docutils' registry
+    app.add_directive_to_domain("std", "glossary", RefusedDirective, override=True)
 
 
 def note_confdir(app, config) -> None:
