@@ -333,6 +333,25 @@ def test_a_docutils_conf_is_refused_before_a_page_is_read(tiny):
     assert not any("root:" in p.read_text(encoding="utf-8") for p in (tiny / "_build").rglob("*.html"))
 
 
+# Trojan Source from files that are not pages: shown in one order, copied in another
+def test_a_bidi_character_in_a_literalinclude_fails_at_the_directive(tiny):
+    write(tiny, "docs/training/trojan.sh", 'echo "safe \u202e; rm -rf ~ #\u2066"\n')
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8")
+    line = text.count("\n") + 2
+    page.write_text(text + "\n```{literalinclude} trojan.sh\n```\n", encoding="utf-8")
+    out = assert_fails_at(tiny, f"training/x.md:{line}: WARNING: KB095 bidirectional control character U+202E")
+    assert "Traceback" not in out
+
+
+def test_a_bidi_character_in_a_data_file_fails_at_its_line(tiny):
+    glossary = tiny / "data/glossary.yaml"
+    text = glossary.read_text(encoding="utf-8")
+    line = text.count("\n") + 1
+    glossary.write_text(text + "- id: trojan\n  zh: 木马\n  def: 看似 \u202e 无害\n", encoding="utf-8")
+    assert_fails_at(tiny, f"data/glossary.yaml:{line + 2}: WARNING: KB095 bidirectional control character U+202E")
+
+
 # each cell of a csv-table is parsed as Markdown on its own, out of sight of
 # the page's nesting checks
 @pytest.mark.parametrize(

@@ -66,7 +66,13 @@ CODES = {
     "regex": "KB045",  # a pattern that does not compile
     "meta": "KB046",  # a schema file is no usable JSON schema
     "pattern": "KB047",  # a schema file's regular expression is not one known to be safe
+    "bidi": "KB095",  # a bidirectional control character (kb.guard.untrusted: in pages)
 }
+
+# Bidirectional embeddings, overrides and isolates: text shown in another
+# order than it is stored and copied ("Trojan Source"). Chinese and English
+# need none; kb.guard.untrusted strips them from pages with the same KB095.
+BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 MAX_DEPTH = 32
 MAX_DATA_BYTES = 2 * 1024 * 1024
@@ -351,12 +357,22 @@ def _read_text(path: Path) -> tuple[str | None, Problem | None]:
     except OSError as exc:
         return None, Problem(path, 1, CODES["syntax"], f"cannot read the file: {exc.strerror}")
     try:
-        return raw.decode("utf-8-sig"), None
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         return None, Problem(
             path, line, CODES["syntax"], f"not UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
         )
+    bidi = BIDI.search(text)
+    if bidi:
+        return None, Problem(
+            path,
+            text.count("\n", 0, bidi.start()) + 1,
+            CODES["bidi"],
+            f"bidirectional control character U+{ord(bidi.group()):04X}: the text is shown in "
+            "another order than it is copied; remove it",
+        )
+    return text, None
 
 
 def _where(path) -> str:

@@ -571,7 +571,7 @@ def strip_nul(docname: str, text: str) -> str:
 # Bidirectional embeddings, overrides and isolates: text shown in another
 # order than it is stored, and copied ("Trojan Source": a code sample that
 # shows one command and copies another). Chinese and English need none.
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_BIDI = kb_data.BIDI
 
 
 def strip_bidi(text: str, location) -> str:
@@ -741,6 +741,29 @@ class RefuseUnsafeNodes(SphinxTransform):
                 self.download(node, docname, roots)
             elif node.get("refuri"):
                 self.link(node, docname)
+        self.bidi(docname)
+
+    def bidi(self, docname: str) -> None:
+        """KB095 for text that did not come from a page or an included file (a
+        literalinclude, a csv-table's file, generated text): the pages' own
+        text was cleaned when it was read (strip_bidi)."""
+        for text in list(self.document.findall(nodes.Text)):
+            if not _BIDI.search(text) or text.parent is None:
+                continue
+            parent = text.parent
+            for character in dict.fromkeys(_BIDI.findall(text)):
+                logger.warning(
+                    "KB095 bidirectional control character U+%04X in text from another file: "
+                    "it is shown in another order than it is copied (a code sample could show "
+                    "one command and copy another); remove it from that file",
+                    ord(character),
+                    location=_location(self.env, parent, docname),
+                    type="kb",
+                    subtype="untrusted",
+                )
+            parent.replace(text, nodes.Text(_BIDI.sub("", text)))
+            if isinstance(parent, nodes.FixedTextElement) and parent.rawsource:
+                parent.rawsource = _BIDI.sub("", parent.rawsource)  # what highlighting reads
 
     def link(self, node: nodes.Element, docname: str) -> None:
         scheme = url_scheme(node["refuri"])
