@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -333,6 +336,35 @@ def test_a_docutils_conf_is_refused_before_a_page_is_read(tiny):
     assert not any("root:" in p.read_text(encoding="utf-8") for p in (tiny / "_build").rglob("*.html"))
 
 
+# another user of the machine made the lock files' folder first (a shared /tmp)
+def test_a_lock_folder_others_can_enter_is_a_warning_not_a_traceback(tiny, tmp_path):
+    folder = tmp_path / "tmp" / f"kb-pagefind-{os.getuid()}"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    args = [
+        "-b",
+        "html",
+        "-c",
+        str(tiny),
+        "-W",
+        "-n",
+        "--keep-going",
+        str(tiny / "docs"),
+        str(tiny / "_build/html"),
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", *args],
+        cwd=tiny,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in out, out[-3000:]
+    assert f"the search index was not built: {folder} is not a private folder of this user" in out
+
+
 # Trojan Source from files that are not pages: shown in one order, copied in another
 def test_a_bidi_character_in_a_literalinclude_fails_at_the_directive(tiny):
     write(tiny, "docs/training/trojan.sh", 'echo "safe \u202e; rm -rf ~ #\u2066"\n')
@@ -340,7 +372,9 @@ def test_a_bidi_character_in_a_literalinclude_fails_at_the_directive(tiny):
     text = page.read_text(encoding="utf-8")
     line = text.count("\n") + 2
     page.write_text(text + "\n```{literalinclude} trojan.sh\n```\n", encoding="utf-8")
-    out = assert_fails_at(tiny, f"training/x.md:{line}: WARNING: KB095 bidirectional control character U+202E")
+    out = assert_fails_at(
+        tiny, f"training/x.md:{line}: WARNING: KB095 bidirectional control character U+202E"
+    )
     assert "Traceback" not in out
 
 
@@ -349,7 +383,9 @@ def test_a_bidi_character_in_a_data_file_fails_at_its_line(tiny):
     text = glossary.read_text(encoding="utf-8")
     line = text.count("\n") + 1
     glossary.write_text(text + "- id: trojan\n  zh: 木马\n  def: 看似 \u202e 无害\n", encoding="utf-8")
-    assert_fails_at(tiny, f"data/glossary.yaml:{line + 2}: WARNING: KB095 bidirectional control character U+202E")
+    assert_fails_at(
+        tiny, f"data/glossary.yaml:{line + 2}: WARNING: KB095 bidirectional control character U+202E"
+    )
 
 
 # each cell of a csv-table is parsed as Markdown on its own, out of sight of

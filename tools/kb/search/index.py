@@ -324,11 +324,21 @@ def on_build_finished(app, exception) -> None:
             stale += removed
     if stale == 0:
         return
-    if stale is not None and not os.environ.get("KB_SEARCH_SYNC"):
-        kb_pagefind.index_in_background(outdir, confdir, outdir.parent / f".{outdir.name}.pagefind-log")
-        logger.info("搜索索引在后台更新（%d 个页面有改动）", stale)
+    try:
+        if stale is not None and not os.environ.get("KB_SEARCH_SYNC"):
+            kb_pagefind.index_in_background(outdir, confdir, outdir.parent / f".{outdir.name}.pagefind-log")
+            logger.info("搜索索引在后台更新（%d 个页面有改动）", stale)
+            return
+        output = kb_pagefind.index(outdir, confdir)
+    except kb_pagefind.LockFolderError as exc:
+        logger.warning(
+            "the search index was not built: %s (runs on one site take turns through a lock "
+            "file there); remove that folder, or set TMPDIR to a folder of your own",
+            exc,
+            type="kb",
+            subtype="search",
+        )
         return
-    output = kb_pagefind.index(outdir, confdir)
     if output:
         logger.warning("Pagefind failed to index %s:\n%s", outdir, output, type="kb", subtype="search")
 

@@ -67,6 +67,11 @@ def indexed_with(site: Path) -> str | None:
         return None
 
 
+class LockFolderError(RuntimeError):
+    """The folder of the lock files is not this user's own (another user of
+    the machine made it first, or it lets others in)."""
+
+
 def lock_file(site: Path) -> Path:
     """Where runs on `site` take their turn: the same file for the same
     site path, whatever happens to the build folder."""
@@ -75,7 +80,7 @@ def lock_file(site: Path) -> Path:
         os.mkdir(folder, 0o700)
     info = os.lstat(folder)  # not a link, and nobody else's (a shared /tmp)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise RuntimeError(f"{folder} is not a private folder of this user: remove it")
+        raise LockFolderError(f"{folder} is not a private folder of this user")
     name = hashlib.sha256(str(site.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return folder / f"{name}.lock"
 
@@ -181,6 +186,14 @@ def index_in_background(site: Path, confdir: Path, log: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    try:
+        return run(argv)
+    except LockFolderError as exc:
+        print(f"{exc}: remove it, or set TMPDIR to a folder of your own", file=sys.stderr)
+        return 2
+
+
+def run(argv: list[str]) -> int:
     if argv[:1] == ["--wait"] and len(argv) == 2:
         wait(Path(argv[1]))
         return 0
