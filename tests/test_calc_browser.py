@@ -148,6 +148,13 @@ def test_a_shared_url_opens_with_its_inputs(page, server):
     assert shown(root, "rent-vs-buy", "break_even_months") == expected(
         "rent-vs-buy", "break_even_months", hours=720, rent=15
     )
+    expect(root).to_be_in_viewport()  # it opens where the calculator is, not at the top
+
+
+def test_a_section_anchor_in_the_url_does_not_become_an_input(page, server):
+    root = open_page(page, server, "rent-vs-buy", "#rental-long-term")
+    set_input(root, "rent-vs-buy", "rent", "30")
+    assert page.evaluate("location.hash") == "#rent-vs-buy.rent=30"
 
 
 @pytest.mark.parametrize(
@@ -208,7 +215,10 @@ def test_bad_input_in_every_calculator_gets_a_message(page, server, name, field,
     ("name", "fragment"),
     [
         # results too large or too small to show: never Infinity, nor 5e+22
-        ("rent-vs-buy", "#rent-vs-buy.rent=1e-320&rent-vs-buy.upkeep=0"),
+        # 1e10 元 over a saving of 1e-9 元 a month: 1e19 months
+        ("rent-vs-buy", "#rent-vs-buy.purchase=1e10&rent-vs-buy.rent=1e-9&rent-vs-buy.hours=1&rent-vs-buy.upkeep=0"),
+        # a break-even of 3.2e-9 months can be shown, 2.6e-10 years cannot
+        ("rent-vs-buy", "#rent-vs-buy.purchase=1e-5"),
         (
             "rent-vs-buy",
             "#rent-vs-buy.rent=1&rent-vs-buy.upkeep=11.999999999999998&rent-vs-buy.hours=1&rent-vs-buy.purchase=1e10",

@@ -36,7 +36,9 @@ function readFragment() {
 
 function writeFragment(prefix, values, defaults) {
   const params = readFragment();
-  for (const key of [...params.keys()]) if (key.startsWith(`${prefix}.`)) params.delete(key);
+  // this calculator's keys are written anew; a section's anchor (#rental-long-term)
+  // is not a key: the shared link opens at the calculator instead
+  for (const key of [...params.keys()]) if (key.startsWith(`${prefix}.`) || !key.includes(".")) params.delete(key);
   for (const [k, v] of Object.entries(values)) {
     if (String(v) !== String(defaults[k])) params.set(`${prefix}.${k}`, v);
   }
@@ -181,7 +183,7 @@ function mount(root, index) {
     if (config.name === "rent-vs-buy") {
       const months = result.break_even_months;
       if (months === null) rows[2].children[1].textContent = t.never;
-      rows.splice(3, 0, el("tr", {}, el("th", { scope: "row" }, t.breakEvenYears), el("td", { class: "kb-calc-value" }, months === null ? t.never : formatNumber(months / 12, t.years)), el("td", { class: "kb-calc-formula" }, t.yearsFormula)));
+      rows.splice(3, 0, el("tr", {}, el("th", { scope: "row" }, t.breakEvenYears), el("td", { class: "kb-calc-value" }, months === null ? t.never : formatNumber(result.break_even_years, t.years)), el("td", { class: "kb-calc-formula" }, t.yearsFormula)));
     }
     if (config.name === "training-memory") {
       const card = config.cards.find((c) => c.id === values.card);
@@ -217,6 +219,14 @@ function mount(root, index) {
   root.classList.add("kb-calc-ready");
   update(false);
   share.href = location.href;
+  // a shared link opens where its calculator is
+  // (once the page has loaded: the browser's own scroll to the fragment, which
+  // names no element, and images above would move it again)
+  if (Object.values(fields).some((f) => f.given !== null)) {
+    const show = () => requestAnimationFrame(() => root.scrollIntoView());
+    if (document.readyState === "complete") show();
+    else addEventListener("load", show, { once: true });
+  }
 }
 
 // a second calculator of the same name on a page gets its own keys (name-2.…)

@@ -50,10 +50,12 @@ export function rentVsBuy(v) {
   const ownMonth = v.upkeep / 12;
   const net = Math.max(v.purchase - v.resale, 0); // 0, not -5.6e-17, when they are equal
   const months = [...Array(HORIZON_MONTHS + 1).keys()];
+  const even = breakEvenMonths(v.purchase, v.upkeep, v.rent, v.hours, v.resale);
   return {
     rent_per_month: rentMonth,
     own_per_month: ownMonth,
-    break_even_months: breakEvenMonths(v.purchase, v.upkeep, v.rent, v.hours, v.resale),
+    break_even_months: even,
+    break_even_years: even === null ? null : even / 12,
     own_36: net + ownMonth * HORIZON_MONTHS,
     rent_36: rentMonth * HORIZON_MONTHS,
     own_curve: months.map((m) => net + ownMonth * m),
@@ -133,7 +135,8 @@ export function parseInput(spec, raw, choices = null, say = wording(MESSAGES)) {
     const text = String(raw ?? "").trim();
     return keys.includes(text) ? [text, null] : [null, say("choose")];
   }
-  const text = String(raw ?? "").trim().replace(/[,，]/g, "");
+  // full-width digits, point and signs, as a Chinese input method types them (formulas.py FULL_WIDTH)
+  const text = String(raw ?? "").trim().replace(/[０-９．＋－ｅＥ]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0)).replace(/[,，]/g, "");
   if (text === "") return [null, say("empty")];
   // Python's float(): decimal or exponent notation, nothing else ("0x10", "1e" refused)
   if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text)) return [null, say("number")];

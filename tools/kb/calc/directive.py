@@ -309,10 +309,7 @@ class CalculatorDirective(SphinxDirective):
                 3,
                 [
                     _("回本点（年）"),
-                    formulas.format_number(
-                        None if result["break_even_months"] is None else result["break_even_months"] / 12,
-                        _("年"),
-                    ),
+                    formulas.format_number(result["break_even_years"], _("年")),
                     _("回本月数 ÷ 12"),
                 ],
             )

@@ -133,12 +133,12 @@ def rent_vs_buy(v: dict[str, float]) -> dict[str, Any]:
     own_month = v["upkeep"] / 12
     net = max(v["purchase"] - v["resale"], 0)  # 0, not -5.6e-17, when they are equal
     months = range(HORIZON_MONTHS + 1)
+    even = break_even_months(v["purchase"], v["upkeep"], v["rent"], v["hours"], v["resale"])
     return {
         "rent_per_month": rent_month,
         "own_per_month": own_month,
-        "break_even_months": break_even_months(
-            v["purchase"], v["upkeep"], v["rent"], v["hours"], v["resale"]
-        ),
+        "break_even_months": even,
+        "break_even_years": None if even is None else even / 12,
         "own_36": net + own_month * HORIZON_MONTHS,
         "rent_36": rent_month * HORIZON_MONTHS,
         "own_curve": [net + own_month * m for m in months],
@@ -214,7 +214,9 @@ CALCULATORS = {
 
 
 # decimal or exponent notation only: not "inf", "nan", "1_000" or "0x10" (formulas.js: the same)
-NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", re.IGNORECASE)
+NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?", re.IGNORECASE)
+# what a Chinese input method types in full width: digits, point, signs (formulas.js: the same)
+FULL_WIDTH = str.maketrans("０１２３４５６７８９．＋－ｅＥ", "0123456789.+-eE")
 
 
 # What a refused input is told, by kind ("{limit}": the limit, formatted):
@@ -248,7 +250,7 @@ def parse_input(
         keys = choices if choices is not None else list(spec["choices"])
         text = str(raw).strip()
         return (text, None) if text in keys else (None, say("choose"))
-    text = str(raw).strip().replace(",", "").replace("，", "")
+    text = str(raw).strip().translate(FULL_WIDTH).replace(",", "").replace("，", "")
     if text == "":
         return None, say("empty")
     if not NUMBER.fullmatch(text):
