@@ -216,7 +216,10 @@ def test_bad_input_in_every_calculator_gets_a_message(page, server, name, field,
     [
         # results too large or too small to show: never Infinity, nor 5e+22
         # 1e10 元 over a saving of 1e-9 元 a month: 1e19 months
-        ("rent-vs-buy", "#rent-vs-buy.purchase=1e10&rent-vs-buy.rent=1e-9&rent-vs-buy.hours=1&rent-vs-buy.upkeep=0"),
+        (
+            "rent-vs-buy",
+            "#rent-vs-buy.purchase=1e10&rent-vs-buy.rent=1e-9&rent-vs-buy.hours=1&rent-vs-buy.upkeep=0",
+        ),
         # a break-even of 3.2e-9 months can be shown, 2.6e-10 years cannot
         ("rent-vs-buy", "#rent-vs-buy.purchase=1e-5"),
         (
