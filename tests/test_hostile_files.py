@@ -440,6 +440,8 @@ ROUND4 = {
     # Alibaba Cloud's metadata service, in the carriers' shared 100.64.0.0/10
     "link-to-aliyun-metadata": ("[元数据](http://100.100.100.200/latest/meta-data/)\n", "KB012"),
     "link-to-gce-metadata": ("[元数据](http://metadata.google.internal/computeMetadata/v1/)\n", "KB012"),
+    # Sphinx links a download of a web address like any link (linkcheck requests it)
+    "download-from-localhost": ("{download}`包 <http://127.0.0.1:8765/dl.zip>`\n", "KB012"),
     # make linkcheck matches every link against every ignore pattern
     "link-too-long": ("[长](https://evil.example/" + "a" * 2100 + ")\n", "KB012"),
     # ideographic full stops: requests reads the host as 127.0.0.1 (IDNA UTS #46)

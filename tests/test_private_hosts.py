@@ -25,6 +25,12 @@ REFUSED = [
     "http://ｌｏｃａｌｈｏｓｔ/",
     "http://LOCALHOST./",
     "http://printer.local/",
+    # Sphinx's link checker sends a non-ASCII address through the IDNA 2003
+    # codec, which deletes zero-width joiners and non-joiners
+    "http://127.0.0.1\u200d:8765/rst",
+    "http://169.254.169.254\u200d/latest/",
+    "http://lo\u200ccalhost/",
+    "http://metadata.google.internal\u200d/",
 ]
 ALLOWED = [
     "https://pytorch.org/docs/stable/data.html",

@@ -104,29 +104,44 @@ def private_host(url: str) -> str | None:
     one: localhost and names only a local network resolves, and any IP that is
     not a global unicast address (loopback, private, link-local, the carriers'
     shared 100.64.0.0/10 where Alibaba Cloud's metadata service answers at
-    100.100.100.200, reserved, multicast). The host is read as the link checker's
-    HTTP library reads it, through IDNA's UTS #46 mapping (``idna``, which
-    requests uses): 127。0。0。1 and ｌｏｃａｌｈｏｓｔ are 127.0.0.1 and localhost.
-    A public name whose DNS points inside is beyond a check of the text."""
+    100.100.100.200, reserved, multicast). The host is read as the link checker
+    reads it (hosts_as_read): 127。0。0。1, ｌｏｃａｌｈｏｓｔ and 127.0.0.1 with a
+    zero-width joiner are 127.0.0.1 and localhost. A public name whose DNS
+    points inside is beyond a check of the text."""
     try:
         host = urlsplit(re.sub(r"[\x00-\x20\x7f]", "", url)).hostname or ""
     except ValueError:
         return None
-    with contextlib.suppress(idna.IDNAError):  # not a name requests could look up either
-        host = idna.uts46_remap(host, std3_rules=False, transitional=False)
-    host = host.rstrip(".").lower()
+    for candidate in hosts_as_read(host):
+        if _private(candidate):
+            return candidate
+    return None
+
+
+def hosts_as_read(host: str) -> set[str]:
+    """``host`` as each HTTP client of the build may turn it into an address:
+    requests through IDNA's UTS #46 mapping, Sphinx's link checker for a
+    non-ASCII address through Python's IDNA 2003 codec
+    (sphinx.util._uri.encode_uri), which also deletes zero-width joiners."""
+    hosts = {host}
+    with contextlib.suppress(idna.IDNAError):
+        hosts.add(idna.uts46_remap(host, std3_rules=False, transitional=False))
+    with contextlib.suppress(UnicodeError):
+        hosts.add(host.encode("idna").decode("ascii"))
+    return {h.rstrip(".").lower() for h in hosts}
+
+
+def _private(host: str) -> bool:
     if host == "localhost" or host.endswith(INTERNAL_SUFFIXES):
-        return host
+        return True
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         try:  # the shorthands a URL parser accepts: 127.1, 0x7f000001, 2130706433
             address = ipaddress.ip_address(socket.inet_aton(host))
         except (OSError, ValueError):
-            return None
-    if not address.is_global or address.is_multicast:
-        return host
-    return None
+            return False
+    return not address.is_global or address.is_multicast
 
 
 def allowed_roots(app) -> tuple[str, ...]:
@@ -766,49 +781,46 @@ class RefuseUnsafeNodes(SphinxTransform):
                 parent.rawsource = _BIDI.sub("", parent.rawsource)  # what highlighting reads
 
     def link(self, node: nodes.Element, docname: str) -> None:
-        scheme = url_scheme(node["refuri"])
-        private = scheme in LINK_SCHEMES and not self.config.kb_private_links and private_host(node["refuri"])
-        too_long = len(node["refuri"]) > MAX_LINK_LENGTH
-        if (scheme is None or scheme in LINK_SCHEMES) and not private and not too_long:
+        problem = self.web_address_problem(node["refuri"])
+        if problem is None:
             return
         if isinstance(node, nodes.target):  # reported where it is used, as a reference
             del node["refuri"]
             return
-        if too_long:
-            logger.warning(
-                "KB012 link of %d characters (%r…): more than %d; make linkcheck matches every "
-                "link against the ignore patterns, and a long one keeps it busy; shorten the address",
-                len(node["refuri"]),
-                node["refuri"][:60],
-                MAX_LINK_LENGTH,
-                location=_location(self.env, node, docname, node["refuri"]),
-                type="kb",
-                subtype="untrusted",
-            )
-        elif private:
-            logger.warning(
-                "KB012 link to %r: %s is a private address, which no reader can open and "
-                "the link checker would request from CI's machine; write it as code instead",
-                node["refuri"],
-                private,
-                location=_location(self.env, node, docname, node["refuri"]),
-                type="kb",
-                subtype="untrusted",
-            )
-        else:
-            logger.warning(
-                "KB012 link to %r: the %s: scheme is not allowed in pages (only %s); "
-                "link to a page or a web address instead",
-                node["refuri"],
-                scheme,
-                ", ".join(sorted(LINK_SCHEMES)),
-                location=_location(self.env, node, docname, node["refuri"]),
-                type="kb",
-                subtype="untrusted",
-            )
+        logger.warning(
+            "KB012 link to %r: %s",
+            node["refuri"][:200],
+            problem,
+            location=_location(self.env, node, docname, node["refuri"]),
+            type="kb",
+            subtype="untrusted",
+        )
         del node["refuri"]
         if isinstance(node, nodes.reference):
             node.replace_self(nodes.inline("", "", *node.children))
+
+    def web_address_problem(self, url: str) -> str | None:
+        """Why a page may not link ``url`` (a link, or a download Sphinx links
+        as it is), if it may not: its scheme, a host inside CI's machine or
+        network (make linkcheck would request it), its length."""
+        scheme = url_scheme(url)
+        if scheme is not None and scheme not in LINK_SCHEMES:
+            return (
+                f"the {scheme}: scheme is not allowed in pages (only {', '.join(sorted(LINK_SCHEMES))}); "
+                "link to a page or a web address instead"
+            )
+        if len(url) > MAX_LINK_LENGTH:
+            return (
+                f"{len(url)} characters, more than {MAX_LINK_LENGTH}; make linkcheck matches every link "
+                "against the ignore patterns, and a long one keeps it busy; shorten the address"
+            )
+        private = scheme in LINK_SCHEMES and not self.config.kb_private_links and private_host(url)
+        if private:
+            return (
+                f"{private} is a private address, which no reader can open and the link checker "
+                "would request from CI's machine; write it as code instead"
+            )
+        return None
 
     def math(self, node: nodes.Element, docname: str) -> None:
         """The site renders no formulas: MathJax would load from another
@@ -881,13 +893,13 @@ class RefuseUnsafeNodes(SphinxTransform):
 
     def download(self, node: nodes.Element, docname: str, roots) -> None:
         target = node["reftarget"]
-        if is_remote(target):  # Sphinx links it like any web address
-            scheme = url_scheme(target)
-            if scheme is not None and scheme not in LINK_SCHEMES:
+        if is_remote(target):  # Sphinx links it like any web address (and linkcheck checks it)
+            problem = self.web_address_problem(target)
+            if problem:
                 logger.warning(
-                    "KB012 download link to %r: the %s: scheme is not allowed in pages",
-                    target,
-                    scheme,
+                    "KB012 download link to %r: %s",
+                    target[:200],
+                    problem,
                     location=_location(self.env, node, docname, target),
                     type="kb",
                     subtype="untrusted",
