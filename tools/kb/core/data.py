@@ -655,13 +655,17 @@ def glossary(data_dir: Path) -> Loaded:
 
 
 # make linkcheck matches every link of the site against every pattern, with
-# Python's backtracking re: a repeated group (``(a|a)+``, ``(x+)*``) takes for
-# ever on a link that almost matches, and several repeats of a choice of
-# length in a row (``a*a*a*…``, ``[^/]{0,999}`` ten times) nearly as long: the
-# tries multiply (three [^/]* in a row: 1.8 s on a link of 2,048 characters,
-# two: 5 ms; pages may not hold longer links, KB012). A back-reference makes
-# matching harder still. Patterns of links need none of these.
-MAX_LINK_PATTERN_REPEATS = 2
+# Python's backtracking re, which on a link that almost matches tries every way
+# the pattern could match it: a repeated group (``(a|a)+``, ``(x+)*``) takes for
+# ever, and so do many choices in a row, whose tries multiply (``a?`` forty
+# times: 2^40; ``[^/]{0,999}`` ten times; ``(?:a|.)`` thirty times). The
+# pattern's tries are counted with an unbounded repeat as one try per
+# character of the longest link a page may hold (KB012), and may not exceed
+# those of two unbounded repeats and two small choices: ``[^/]*`` twice takes
+# 5 ms on a 2,048-character link, three times 1.8 s. A back-reference makes
+# matching harder still. Patterns of links need none of this.
+MAX_LINK_LENGTH = 2048
+MAX_LINK_PATTERN_TRIES = 4 * (MAX_LINK_LENGTH + 1) ** 2
 
 
 def link_pattern_problem(pattern: str) -> str | None:
@@ -672,33 +676,44 @@ def link_pattern_problem(pattern: str) -> str | None:
     tests of KB045 in tests/test_link_patterns.py fail if it changes."""
     from re import _parser as sre  # the parser re compiles with: what it will run
 
-    repeats = 0
-    items = list(sre.parse(pattern))
-    while items:
-        op, arg = items.pop()
-        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
-            low, high, body = arg
-            nested = (sre.SUBPATTERN, sre.BRANCH, sre.MAX_REPEAT, sre.MIN_REPEAT, sre.ATOMIC_GROUP)
-            if high > 1 and any(inner in nested for inner, _ in body):
-                return "repeats a group (such as (…)+ or (…)*)"
-            repeats += high > 1 and high > low  # a? and {4} leave no choice of length
-            items += list(body)  # an optional group, (…)?, is looked into
-        elif op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
-            return "refers back to a group (\\1, (?P=name), (?(1)…))"
-        elif op == sre.SUBPATTERN:
-            items += list(arg[-1])
-        elif op == sre.ATOMIC_GROUP:
-            items += list(arg)
-        elif op == sre.BRANCH:
-            items += [item for branch in arg[1] for item in branch]
-        elif op in (sre.ASSERT, sre.ASSERT_NOT):
-            items += list(arg[1])
-    if repeats > MAX_LINK_PATTERN_REPEATS:
-        return (
-            f"has {repeats} repeats of a choice of length (+, *, {{m,n}}), more than "
-            f"{MAX_LINK_PATTERN_REPEATS}"
-        )
+    repeats = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+    groups = (sre.SUBPATTERN, sre.BRANCH, *repeats, sre.ATOMIC_GROUP)
+
+    def tries(items) -> int:
+        total = 1
+        for op, arg in items:
+            if op in repeats:
+                low, high, body = arg
+                if high > 1 and any(inner in groups for inner, _ in body):
+                    raise _SlowPattern("repeats a group (such as (…)+ or (…)*)")
+                span = MAX_LINK_LENGTH if high == sre.MAXREPEAT else min(high, MAX_LINK_LENGTH) - low
+                total *= (span + 1) * tries(body)
+            elif op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
+                raise _SlowPattern("refers back to a group (\\1, (?P=name), (?(1)…))")
+            elif op == sre.SUBPATTERN:
+                total *= tries(arg[-1])
+            elif op == sre.ATOMIC_GROUP:
+                total *= tries(arg)
+            elif op == sre.BRANCH:
+                total *= sum(tries(branch) for branch in arg[1])
+            elif op in (sre.ASSERT, sre.ASSERT_NOT):
+                total *= tries(arg[1])
+            if total > MAX_LINK_PATTERN_TRIES:
+                raise _SlowPattern(
+                    "has too many choices in a row (optional parts, alternatives, repeats): "
+                    f"more than {MAX_LINK_PATTERN_TRIES:,} ways to try a link"
+                )
+        return total
+
+    try:
+        tries(sre.parse(pattern))
+    except _SlowPattern as exc:
+        return str(exc)
     return None
+
+
+class _SlowPattern(Exception):
+    pass
 
 
 @functools.lru_cache(maxsize=16)
@@ -734,7 +749,7 @@ def _linkcheck_ignore(path: Path, stamp) -> Loaded:
                     CODES["regex"],
                     f"pattern {entry['pattern']!r} {slow}: the link checker could take for ever "
                     "on a link that almost matches; write the link's fixed parts, with at most "
-                    f"{MAX_LINK_PATTERN_REPEATS} of [^/]+ and no repeated group",
+                    "two [^/]+ and no repeated group",
                 )
             )
             bad.add(i)

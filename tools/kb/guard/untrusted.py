@@ -91,9 +91,9 @@ def is_remote(url: str) -> bool:
     return url_scheme(url) is not None or stripped.startswith(("//", "\\\\", "/\\", "\\/"))
 
 
-# The longest address a page may link (kb.core.data.MAX_LINK_PATTERN_REPEATS:
-# what keeps make linkcheck's ignore patterns fast).
-MAX_LINK_LENGTH = 2048
+# The longest address a page may link (what keeps make linkcheck's ignore
+# patterns fast: kb.core.data.MAX_LINK_PATTERN_TRIES).
+MAX_LINK_LENGTH = kb_data.MAX_LINK_LENGTH
 # Names that only resolve inside a network: a cloud machine's metadata
 # service (metadata.google.internal), mDNS, the loopback name.
 INTERNAL_SUFFIXES = (".internal", ".local", ".localhost", ".localdomain", ".home.arpa")
