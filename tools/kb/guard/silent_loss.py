@@ -32,7 +32,9 @@ warning, with exit status 2 and no traceback.
 
 from __future__ import annotations
 
+import inspect
 import re
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -177,6 +179,16 @@ MAX_INCLUDED_BYTES = 4 << 20
 _included: dict[str, list] = {}  # docname -> [files, bytes, warned] read for it in this process
 
 
+def deep_in_the_stack() -> bool:
+    """Whether the parse has used half of Python's recursion limit: each
+    include (or table in a table's cell) is parsed some dozens of calls deeper
+    than the one holding it, and past the limit the build ends in a traceback."""
+    frame, depth = inspect.currentframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth > sys.getrecursionlimit() // 2
+
+
 def on_include_read(app, relative_path, parent_docname: str, content: list[str]) -> None:
     """An included file is parsed like a page (MyST's {include}, or rST's
     include with a MyST parser): the same limit, reported at its own line.
@@ -186,6 +198,17 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     count = _included.setdefault(page, [0, 0, False])
     count[0] += 1
     count[1] += len(content[0].encode("utf-8"))
+    if deep_in_the_stack():
+        logger.warning(
+            "KB063 includes nested too deep (a file that includes itself, or a long chain of "
+            "files that include the next): %s is left out; include the files from the page",
+            relative_path,
+            location=(page, None),
+            type="kb",
+            subtype="include",
+        )
+        content[0] = ""
+        return
     if count[0] > MAX_INCLUDES or count[1] > MAX_INCLUDED_BYTES:
         if not count[2]:
             count[2] = True

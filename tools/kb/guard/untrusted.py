@@ -336,6 +336,12 @@ class ConfinedInclude(_Confined, Include):
         return [] if self.refused(self.arguments[0]) else super().run()
 
 
+# csv-tables inside cells of csv-tables, at most (each cell is parsed while its
+# table is: the count is of the tables being parsed in this process).
+MAX_CSV_NESTING = 3
+_csv_nesting = [0]
+
+
 class ConfinedCSVTable(_Confined, CSVTable):
     what = "csv-table file"
 
@@ -390,6 +396,17 @@ class ConfinedCSVTable(_Confined, CSVTable):
                 return []
         if self.cells_too_deep():
             return []
+        if _csv_nesting[0] >= MAX_CSV_NESTING:  # tables in cells of tables (a file that reads itself)
+            logger.warning(
+                "KB053 csv-tables nested more than %d deep in one another's cells (a :file: that "
+                "holds a csv-table of itself?); flatten them",
+                MAX_CSV_NESTING,
+                location=directive_location(self),
+                type="kb",
+                subtype="nesting",
+            )
+            return []
+        _csv_nesting[0] += 1
         try:
             return super().run()
         except RecursionError:  # directives nested in a cell (each cell is parsed as Markdown)
@@ -411,6 +428,8 @@ class ConfinedCSVTable(_Confined, CSVTable):
                 subtype="encoding",
             )
             return []
+        finally:
+            _csv_nesting[0] -= 1
 
 
 class RefusedDirective(SphinxDirective):
