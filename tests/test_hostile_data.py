@@ -396,6 +396,25 @@ def test_a_bidi_character_in_a_literalinclude_fails_at_the_directive(tiny):
     assert "Traceback" not in out
 
 
+def test_a_bidi_character_in_the_front_matter_is_reported_and_not_published(tiny):
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8")
+    assert "\nsummary: " in text
+    page.write_text(text.replace("\nsummary: ", "\nsummary: 看似\u202e无害", 1), encoding="utf-8")
+    assert_fails_at(tiny, "WARNING: KB095 bidirectional control character U+202E")
+    assert not any("\u202e" in p.read_text(encoding="utf-8") for p in (tiny / "_build/html").rglob("*.html"))
+
+
+def test_a_bidi_character_in_an_attribute_from_another_file_is_reported(tiny):
+    write(tiny, "docs/training/t.csv", "![al\u202et](../_static/x.png),b\n")
+    page = tiny / "docs/training/x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\n```{csv-table} 表\n:file: t.csv\n```\n", encoding="utf-8"
+    )
+    assert_fails_at(tiny, "WARNING: KB095 bidirectional control character U+202E in alt=")
+    assert not any("\u202e" in p.read_text(encoding="utf-8") for p in (tiny / "_build/html").rglob("*.html"))
+
+
 def test_a_bidi_character_in_a_data_file_fails_at_its_line(tiny):
     glossary = tiny / "data/glossary.yaml"
     text = glossary.read_text(encoding="utf-8")

@@ -72,7 +72,7 @@ CODES = {
 # Bidirectional embeddings, overrides and isolates: text shown in another
 # order than it is stored and copied ("Trojan Source"). Chinese and English
 # need none; kb.guard.untrusted strips them from pages with the same KB095.
-BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 MAX_DEPTH = 32
 MAX_DATA_BYTES = 2 * 1024 * 1024

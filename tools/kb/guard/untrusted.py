@@ -798,6 +798,19 @@ class RefuseUnsafeNodes(SphinxTransform):
             parent.replace(text, nodes.Text(_BIDI.sub("", text)))
             if isinstance(parent, nodes.FixedTextElement) and parent.rawsource:
                 parent.rawsource = _BIDI.sub("", parent.rawsource)  # what highlighting reads
+        for element in self.document.findall(nodes.Element):  # alt, title, link targets …
+            for key, value in list(element.attributes.items()):
+                if isinstance(value, str) and _BIDI.search(value):
+                    logger.warning(
+                        "KB095 bidirectional control character U+%04X in %s=: it is shown in "
+                        "another order than it is stored; remove it",
+                        ord(_BIDI.search(value).group()),
+                        key,
+                        location=_location(self.env, element, docname),
+                        type="kb",
+                        subtype="untrusted",
+                    )
+                    element[key] = _BIDI.sub("", value)
 
     def link(self, node: nodes.Element, docname: str) -> None:
         problem = self.web_address_problem(node["refuri"])

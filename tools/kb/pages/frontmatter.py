@@ -348,11 +348,15 @@ def _blank_out(source: list[str], found: FrontMatter) -> None:
 
 def on_source_read(app, docname: str, source: list[str]) -> None:
     article = is_article(docname)
-    found = find_front_matter(source[0])
+    # read without bidirectional controls, which kb.guard.untrusted reports
+    # (KB095) and removes from the page: the fields reach meta tags, listings,
+    # the feed and llms.txt from here
+    text = kb_data.BIDI.sub("", source[0])
+    found = find_front_matter(text)
     root, data, errors = parse(found) if found else (None, None, [])
     usable = not errors
     if article and found is None:
-        errors = validate(source[0], docname, Path(app.config.kb_data_dir))[1]
+        errors = validate(text, docname, Path(app.config.kb_data_dir))[1]
     elif article and usable:
         data, errors = check_fields(root, data, found.first, docname, Path(app.config.kb_data_dir))
     for line, msg in errors:
@@ -363,7 +367,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
         _blank_out(source, found)  # MyST would trip over it again, or half-read it
     if not usable:
         return  # the front matter is unusable: no title checks on top of that
-    _PENDING[docname] = _title_check(source[0], found, article, root)
+    _PENDING[docname] = _title_check(text, found, article, root)
 
 
 def _title_check(text: str, found: FrontMatter | None, article: bool, root) -> TitleCheck:
