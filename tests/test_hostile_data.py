@@ -366,20 +366,29 @@ def test_a_lock_folder_others_can_enter_is_a_warning_not_a_traceback(tiny, tmp_p
 
 
 # files that hold themselves: each level is parsed dozens of calls deeper
-def test_a_file_that_includes_itself_is_left_out_at_the_page(tiny):
-    write(tiny, "docs/training/self.txt", "x\n\n```{include} self.txt\n```\n")
+@pytest.mark.parametrize(
+    ("name", "text", "directive", "message"),
+    [
+        (
+            "self.txt",
+            "x\n\n```{include} self.txt\n```\n",
+            "```{include} self.txt\n```",
+            "KB063 includes nested too deep",
+        ),
+        (
+            "self.csv",
+            'x,"```{csv-table}\n:file: self.csv\n```"\n',
+            "```{csv-table} 表\n:file: self.csv\n```",
+            "KB053 csv-tables nested more than 3 deep",
+        ),
+    ],
+    ids=["include", "csv-table"],
+)
+def test_a_file_that_holds_itself_is_refused_not_a_traceback(tiny, name, text, directive, message):
+    write(tiny, f"docs/training/{name}", text)
     page = tiny / "docs/training/x.md"
-    page.write_text(page.read_text(encoding="utf-8") + "\n```{include} self.txt\n```\n", encoding="utf-8")
-    out = assert_fails_at(tiny, "training/x.md: WARNING: KB063 includes nested too deep", timeout=300)
-    assert "Traceback" not in out
-
-
-def test_a_csv_table_file_that_holds_a_table_of_itself_fails_at_the_table(tiny):
-    write(tiny, "docs/training/self.csv", 'x,"```{csv-table}\n:file: self.csv\n```"\n')
-    page = tiny / "docs/training/x.md"
-    text = page.read_text(encoding="utf-8")
-    page.write_text(text + "\n```{csv-table} 表\n:file: self.csv\n```\n", encoding="utf-8")
-    out = assert_fails_at(tiny, "WARNING: KB053 csv-tables nested more than 3 deep", timeout=300)
+    page.write_text(page.read_text(encoding="utf-8") + f"\n{directive}\n", encoding="utf-8")
+    out = assert_fails_at(tiny, f"WARNING: {message}", timeout=300)
     assert "Traceback" not in out
 
 

@@ -598,13 +598,6 @@ GENERATED = ["search", "404", "_sources/p", "_images/p", "pagefind/p", "download
 register("stopped", "generated", {name: _generated_name(name) for name in GENERATED})
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", GENERATED)
-def test_a_page_named_like_a_generated_page_is_refused(one_build, name):
-    r = one_build("stopped")[f"generated/{name}"]
-    assert_refused(r.run.proc, f"docs/{name}.md:1: WARNING: KB057")
-
-
 # A page's name is its address: one a URL spells otherwise was written, then
 # not found under its encoded name (KB058 blamed a parallel worker, at -j 1
 # too) and deleted as the page of a removed source.
@@ -613,10 +606,16 @@ register("stopped", "page-name", {name: _generated_name(name) for name in ODD_NA
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ODD_NAMES)
-def test_a_page_whose_name_is_not_its_address_is_refused(one_build, name):
-    r = one_build("stopped")[f"page-name/{name}"]
-    assert_refused(r.run.proc, f"docs/{name}.md:1: WARNING: KB093")
+@pytest.mark.parametrize(
+    ("group", "name", "code"),
+    [
+        *(("generated", name, "KB057") for name in GENERATED),
+        *(("page-name", name, "KB093") for name in ODD_NAMES),
+    ],
+)
+def test_a_page_whose_name_the_site_cannot_take_is_refused(one_build, group, name, code):
+    r = one_build("stopped")[f"{group}/{name}"]
+    assert_refused(r.run.proc, f"docs/{name}.md:1: WARNING: {code}")
 
 
 # The book writes an image's file name into its LaTeX as it is: this one

@@ -199,25 +199,24 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     count[0] += 1
     count[1] += len(content[0].encode("utf-8"))
     if deep_in_the_stack():
-        logger.warning(
-            "KB063 includes nested too deep (a file that includes itself, or a long chain of "
-            "files that include the next): %s is left out; include the files from the page",
-            relative_path,
-            location=(page, None),
-            type="kb",
-            subtype="include",
+        why = "includes nested too deep (a file that includes itself, or a long chain of files that include the next)"
+        fix = "include the files from the page"
+    elif count[0] > MAX_INCLUDES or count[1] > MAX_INCLUDED_BYTES:
+        why = (
+            f"the page includes more than {MAX_INCLUDES} files or {MAX_INCLUDED_BYTES >> 20} MiB "
+            "in all (includes of includes counted)"
         )
-        content[0] = ""
-        return
-    if count[0] > MAX_INCLUDES or count[1] > MAX_INCLUDED_BYTES:
-        if not count[2]:
+        fix = "include less"
+    else:
+        why = None
+    if why:
+        if not count[2]:  # once per page
             count[2] = True
             logger.warning(
-                "KB063 the page includes more than %d files or %d MiB in all (includes of "
-                "includes counted): %s and what follows are left out; include less",
-                MAX_INCLUDES,
-                MAX_INCLUDED_BYTES >> 20,
+                "KB063 %s: %s and what follows are left out; %s",
+                why,
                 relative_path,
+                fix,
                 location=(page, None),
                 type="kb",
                 subtype="include",
