@@ -816,9 +816,8 @@ class RefuseUnsafeNodes(SphinxTransform):
         problem = self.web_address_problem(node["refuri"])
         if problem is None:
             return
-        if isinstance(node, nodes.target):  # reported where it is used, as a reference
-            del node["refuri"]
-            return
+        # a target (.. _t: url) is reported too: the reference that uses it may
+        # be resolved after this, as a link within the page
         logger.warning(
             "KB012 link to %r: %s",
             node["refuri"][:200],
