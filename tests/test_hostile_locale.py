@@ -156,6 +156,11 @@ def test_a_kb_translation_reaching_into_an_attribute_fails(repo):
     refused(repo, f"{LC}/kb.po:5: WARNING: KB039")
 
 
+def test_a_translation_with_a_bidi_control_fails_at_its_line(repo):
+    write(repo, f"{LC}/kb.po", HEADER + 'msgid "{count} 篇"\nmsgstr "{count} \u202e篇"\n')
+    refused(repo, f"{LC}/kb.po:5: WARNING: KB039", "U+202E")
+
+
 def test_a_kb_catalog_that_is_not_utf8_fails_at_its_line(repo):
     write(repo, f"{LC}/kb.po", HEADER.encode() + b'msgid "\xff\xfe"\nmsgstr "x"\n')
     refused(repo, f"{LC}/kb.po:5: WARNING: KB029", "UTF-8")

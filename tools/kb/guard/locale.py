@@ -41,6 +41,7 @@ from typing import Any
 
 from sphinx.util import logging
 
+from kb.core import data as kb_data
 from kb.guard.committed_build import git, in_checkout
 from kb.guard.silent_loss import BuildStopped
 from kb.guard.untrusted import shown
@@ -225,6 +226,16 @@ def message_problems(po: Path, catalog) -> list[tuple[int, str]]:
         plural = len(ids) > 1
         for text in strings:
             if not text:
+                continue
+            bidi = kb_data.BIDI.search(text)
+            if bidi:
+                found.append(
+                    (
+                        line,
+                        f"msgstr has the bidirectional control character U+{ord(bidi.group()):04X} "
+                        "(KB095: shown in another order than it is copied); remove it",
+                    )
+                )
                 continue
             if kb:
                 wanted = [format_fields(i) for i in ids]
