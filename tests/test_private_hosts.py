@@ -31,6 +31,13 @@ REFUSED = [
     "http://169.254.169.254\u200d/latest/",
     "http://lo\u200ccalhost/",
     "http://metadata.google.internal\u200d/",
+    # urllib3 (requests) decodes %XX in the host and ends it at a backslash
+    "http://127%2e0.0.1:8765/p1",
+    "http://%6c%6f%63%61%6c%68%6f%73%74/",
+    "http://127.0.0.1:8765\\@example.com/p3",
+    # a name of one label resolves only inside a network
+    "http://metadata/computeMetadata/v1/",
+    "http://ip6-localhost/",
 ]
 ALLOWED = [
     "https://pytorch.org/docs/stable/data.html",
@@ -38,6 +45,7 @@ ALLOWED = [
     "https://例子.中国/",
     "https://xn--fiqs8s.cn/",
     "https://docs.nvidia.com/",
+    "https://[2001:4860:4860::8888]/",
 ]
 
 

@@ -64,6 +64,8 @@ from sphinx.directives.patches import CSVTable
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 
 from kb.core import data as kb_data
 from kb.core import markdown as kb_markdown
@@ -108,13 +110,18 @@ def private_host(url: str) -> str | None:
     reads it (hosts_as_read): 127。0。0。1, ｌｏｃａｌｈｏｓｔ and 127.0.0.1 with a
     zero-width joiner are 127.0.0.1 and localhost. A public name whose DNS
     points inside is beyond a check of the text."""
-    try:
-        host = urlsplit(re.sub(r"[\x00-\x20\x7f]", "", url)).hostname or ""
-    except ValueError:
-        return None
-    for candidate in hosts_as_read(host):
-        if _private(candidate):
-            return candidate
+    url = re.sub(r"[\x00-\x20\x7f]", "", url)
+    hosts = set()
+    with contextlib.suppress(ValueError):
+        hosts.add(urlsplit(url).hostname or "")
+    with contextlib.suppress(LocationParseError):  # it refuses some non-ASCII hosts requests would map
+        hosts.add(parse_url(url).host or "")
+    for host in hosts:
+        if "%" in host or "\\" in host:  # urllib3 decodes %2e, and ends the host at a backslash
+            return host
+        for candidate in hosts_as_read(host):
+            if _private(candidate):
+                return candidate
     return None
 
 
@@ -135,12 +142,13 @@ def _private(host: str) -> bool:
     if host == "localhost" or host.endswith(INTERNAL_SUFFIXES):
         return True
     try:
-        address = ipaddress.ip_address(host)
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         try:  # the shorthands a URL parser accepts: 127.1, 0x7f000001, 2130706433
             address = ipaddress.ip_address(socket.inet_aton(host))
         except (OSError, ValueError):
-            return False
+            # a name of one label (metadata, ip6-localhost) resolves only inside a network
+            return bool(host) and "." not in host
     return not address.is_global or address.is_multicast
 
 
@@ -835,6 +843,13 @@ class RefuseUnsafeNodes(SphinxTransform):
         as it is), if it may not: its scheme, a host inside CI's machine or
         network (make linkcheck would request it), its length."""
         scheme = url_scheme(url)
+        if scheme in LINK_SCHEMES:
+            try:
+                urlsplit(url), parse_url(url)
+            except (ValueError, LocationParseError):
+                return "not a web address HTTP clients can read (a bracket or port out of place?); correct it"
+            if "\\" in url:
+                return "a backslash, which browsers and HTTP clients read as a slash; write / instead"
         if scheme is not None and scheme not in LINK_SCHEMES:
             return (
                 f"the {scheme}: scheme is not allowed in pages (only {', '.join(sorted(LINK_SCHEMES))}); "
