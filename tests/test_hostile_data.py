@@ -424,6 +424,32 @@ def test_a_bidi_character_in_an_attribute_from_another_file_is_reported(tiny):
     assert not any("\u202e" in p.read_text(encoding="utf-8") for p in (tiny / "_build/html").rglob("*.html"))
 
 
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        ("data/tags.yaml", "memory: 显存优化", 'memory: "显\\u202E存优化"'),
+        ("docs/training/x.md", "summary: 用小显存", 'summary: "用\\u202E小显存'),
+    ],
+    ids=["data-file", "front-matter"],
+)
+def test_a_bidi_character_written_as_a_yaml_escape_fails_at_its_line(tiny, file, old, new):
+    path = tiny / file
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    line = text[: text.index(old)].count("\n") + 1
+    changed = text.replace(old, new, 1)
+    if file.endswith(".md"):
+        changed = changed.replace("用\\u202E小显存模拟大 batch。", '用\\u202E小显存模拟大 batch。"', 1)
+    path.write_text(changed, encoding="utf-8")
+    out = assert_fails_at(
+        tiny, f"{file.removeprefix('docs/')}:{line}: WARNING: KB095 bidirectional control character U+202E"
+    )
+    assert "\u202e" not in "".join(
+        p.read_text(encoding="utf-8") for p in (tiny / "_build/html").rglob("*.html")
+    )
+    assert "Traceback" not in out
+
+
 def test_a_bidi_character_in_a_data_file_fails_at_its_line(tiny):
     glossary = tiny / "data/glossary.yaml"
     text = glossary.read_text(encoding="utf-8")

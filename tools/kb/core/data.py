@@ -158,7 +158,7 @@ _Loader.yaml_implicit_resolvers = {
 class YamlProblem(Exception):
     """A YAML text refused by :func:`parse_yaml`.
 
-    ``kind`` is "syntax", "duplicate" or "unsafe"; callers turn it into
+    ``kind`` is "syntax", "duplicate", "unsafe" or "bidi"; callers turn it into
     their own code (front matter: KB001/KB008/KB009; data files: KB04x).
     """
 
@@ -275,6 +275,7 @@ def parse_yaml(
         _scan_events(text, first_line, max_depth)
         root = yaml.compose(text, Loader=_Loader)
         _duplicate_keys(root, first_line)
+        _no_bidi(root, first_line)
         # the data, from the nodes just composed (not a second parse)
         data = None if root is None else _Loader("").construct_document(root)
     except yaml.YAMLError as exc:
@@ -282,6 +283,27 @@ def parse_yaml(
     except (ValueError, TypeError, RecursionError) as exc:
         raise YamlProblem("syntax", first_line, f"not valid YAML: {exc}") from None
     return root, data
+
+
+def _no_bidi(root: yaml.Node | None, first_line: int) -> None:
+    """A bidirectional control in any value or key, written as it is or as an
+    escape ("\\u202E"), refuses the text at its line (KB095)."""
+    nodes_left = [root] if root is not None else []
+    while nodes_left:
+        node = nodes_left.pop()
+        if isinstance(node, yaml.ScalarNode):
+            found = BIDI.search(str(node.value))
+            if found:
+                raise YamlProblem(
+                    "bidi",
+                    first_line + node.start_mark.line,
+                    f"bidirectional control character U+{ord(found.group()):04X}: the text is shown "
+                    "in another order than it is copied; remove it",
+                )
+        elif isinstance(node, yaml.SequenceNode):
+            nodes_left += node.value
+        elif isinstance(node, yaml.MappingNode):
+            nodes_left += [part for pair in node.value for part in pair]
 
 
 def line_of(root: yaml.Node | None, path, first_line: int = 1) -> int:

@@ -61,6 +61,7 @@ CODES = {
     "folder": "KB007",
     "duplicate": "KB008",
     "unsafe": "KB009",
+    "bidi": "KB095",
     "no_title": "KB050",
     "title": "KB051",
     "empty": "KB052",
