@@ -16,6 +16,8 @@ REFUSED = {
     r"^https://x\.example/" + "a?" * 40 + "a" * 40 + "$": "too many choices",
     r"^https://x\.example/" + "(?:a|.)" * 28 + "Z": "too many choices",
     r"^https://(?=" + "a?" * 30 + ")": "too many choices",
+    r"^https://[^" + "".join(chr(0x10000 + 2 * i) for i in range(50)) + "]*x": "beyond U+FFFF",
+    r"^https://example\.com/" + "a" * 300: "characters long",
     r"^https://(a)\1": "refers back to a group",
     r"^https://(?P<h>a)(?P=h)": "refers back to a group",
     r"^https://(a)?(?(1)b|c)": "refers back to a group",
