@@ -152,6 +152,11 @@ def test_a_changed_policy_is_written_into_every_page_again(build_root):
 # What a contributed template or translation could write, read as a browser
 # reads it (the red-team review of 2026-12-02): each must be found.
 HOSTILE_HTML = {
+    # Trojan Source written by a template or an extension, in any spelling
+    "bidi-character": "<p>echo safe \u202e; rm -rf ~</p>",
+    "bidi-hex-reference": "<p>echo safe &#x202E; rm -rf ~</p>",
+    "bidi-decimal-reference": "<p>echo safe &#8294; rm</p>",
+    "bidi-named-reference": "<p>a&rlm;b</p>",
     "noscript-hides-refresh": "<noscript><p title=\"</noscript><meta http-equiv=refresh content='0;url=https://evil.example/'>\"></noscript>",
     "noscript-refresh-without-js": '<noscript><meta http-equiv="refresh" content="0;url=https://evil.example/"></noscript>',
     "xmp-hides-handler": '<xmp><p title="</xmp><img src=x onerror=alert(1)>"></xmp>',

@@ -53,6 +53,7 @@ from xml.parsers import expat
 
 from sphinx.util import logging
 
+from kb.core import data as kb_data
 from kb.core.builders import serves_pages
 from kb.guard import untrusted
 from kb.guard.untrusted import is_remote, shown, url_scheme
@@ -282,6 +283,18 @@ END_TAG_REST = re.compile(r"</([a-zA-Z][^\t\n\r\f />]*)[\t\n\r\f /][^>]*>")
 DIFFERENTIAL = re.compile(r"<!---?>|--!>|<!\[CDATA\[")
 
 
+# Bidirectional controls in a written page, as characters or as references
+# (&#x202E;, &#8238;, &rlm;): whatever wrote them (a template, an extension, a
+# data file the page checks did not see), the page is refused (KB095 is where
+# they come in).
+BIDI_IN_HTML = re.compile(
+    kb_data.BIDI.pattern
+    + r"|&#[xX]0*(?:202[a-eA-E]|206[6-9]|200[eEfF]|61[cC]);?"
+    + r"|&#0*(?:823[4-8]|829[4-7]|820[67]|1564);?"
+    + r"|&(?:lrm|rlm|LRM|RLM);?"
+)
+
+
 def scan(text: str, xml: bool = False) -> tuple[list[tuple[int, str]], bool]:
     """(line, what is wrong) for every finding in one file's HTML or SVG, and
     whether it carries the site's policy as <meta>, first thing in <head>."""
@@ -295,6 +308,14 @@ def scan(text: str, xml: bool = False) -> tuple[list[tuple[int, str]], bool]:
         if not (xml and m[0] == "<![CDATA[")
     ]
     scanner.found += early
+    scanner.found += [
+        (
+            text.count("\n", 0, m.start()) + 1,
+            f"bidirectional control {m[0]!r} (KB095): the text is shown in another order than "
+            "it is copied; remove it",
+        )
+        for m in BIDI_IN_HTML.finditer(text)
+    ]
     text = END_TAG_REST.sub(lambda m: f"</{m[1]}>" + "\n" * m[0].count("\n"), text)
     scanner.feed(text)
     scanner.close()
