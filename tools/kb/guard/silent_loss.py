@@ -81,10 +81,10 @@ def too_deep(config, text: str) -> list[tuple[int, int]]:
 MAX_RST_DEPTH = 32
 
 
-def rst_too_deep(app, text: str) -> list[tuple[int, int, int]]:
+def rst_too_deep(config, text: str) -> list[tuple[int, int, int]]:
     """(first line, end line, 1-based line) of each {eval-rst} block (0-based
     lines of ``text``) indented more than MAX_RST_DEPTH levels deep, and where."""
-    md = kb_markdown.probe(app)
+    md = kb_markdown.parser(config.myst_enable_extensions)
     lines = text.split("\n")
     found = []
     for name, _argument, start, end in kb_markdown.directives(md, text):
@@ -112,11 +112,11 @@ def _rst_deep_line(lines: list[str]) -> int | None:
     return None
 
 
-def cut_too_deep(app, text: str, location) -> str:
+def cut_too_deep(config, text: str, location) -> str:
     """``text`` without the {eval-rst} blocks nested too deep (lines kept),
     each reported at its line; and without a directive holding directives
     nested more than kb_markdown.MAX_DIRECTIVE_DEPTH deep."""
-    deep = kb_markdown.directive_too_deep(kb_markdown.probe(app), text)
+    deep = kb_markdown.directive_too_deep(kb_markdown.parser(config.myst_enable_extensions), text)
     if deep:
         start, end = deep
         logger.warning(
@@ -129,8 +129,8 @@ def cut_too_deep(app, text: str, location) -> str:
         )
         lines = text.split("\n")
         lines[start:end] = [""] * (end - start)
-        return cut_too_deep(app, "\n".join(lines), location)
-    found = rst_too_deep(app, text)
+        return cut_too_deep(config, "\n".join(lines), location)
+    found = rst_too_deep(config, text)
     if not found:
         return text
     lines = text.split("\n")
@@ -169,7 +169,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
     _included.pop(docname, None)  # read again: its includes counted afresh
     if str(app.env.doc2path(docname)).endswith(".md"):
         _report_depth(app, source[0], lambda line: (docname, line))
-        source[0] = cut_too_deep(app, source[0], lambda line: (docname, line))
+        source[0] = cut_too_deep(app.config, source[0], lambda line: (docname, line))
 
 
 # A page with its includes, and their includes, in all: 30 files that each
@@ -225,7 +225,7 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
         return
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
     if path.suffix == ".md":
-        content[0] = cut_too_deep(app, content[0], lambda line: f"{path}:{line}")
+        content[0] = cut_too_deep(app.config, content[0], lambda line: f"{path}:{line}")
     else:  # read as reStructuredText
         line = _rst_deep_line(content[0].split("\n"))
         if line:

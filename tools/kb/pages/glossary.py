@@ -168,8 +168,8 @@ class GlossaryDirective(SphinxDirective):
                 subtype="nesting",
             )
         # directives or rST nested past Python's recursion limit: dropped (KB053)
-        settings = types.SimpleNamespace(config=self.config)  # what cut_too_deep reads
-        text = cut_too_deep(settings, text, lambda _line: where)
+        text = cut_too_deep(self.config, text, lambda _line: where)
+        settings = types.SimpleNamespace(config=self.config)  # what probe and canonical_directive read
         lines = text.split("\n")
         md = kb_markdown.probe(settings)
         for name, argument, start, end in kb_markdown.directives(md, text):
