@@ -3,7 +3,9 @@
 - KB061 a file under docs/ that looks like a page but is not read: another
   suffix than .md (.MD, .markdown, .rst);
 - KB062 an ``only`` block whose condition holds in no build of the site
-  (html; epub and latex with -t book): its content would be in none.
+  (html; epub and latex with -t book): its content would be in none;
+- KB063 a page that reads more than its budget of files (includes,
+  literalincludes, csv-table files): the rest is left out, and said so.
 """
 
 from __future__ import annotations
@@ -69,4 +71,30 @@ def test_includes_that_multiply_stop_at_a_budget(tmp_path):
     (parts / "p29.txt").write_text("叶子。\n", encoding="utf-8")
     page = root / "docs/training/x.md"
     page.write_text(page.read_text(encoding="utf-8") + "\n```{include} parts/p0.txt\n```\n", encoding="utf-8")
-    assert_fails_at(root, "x.md: WARNING: KB063 the page includes more than 200 files", timeout=120)
+    assert_fails_at(root, "x.md: WARNING: KB063 the page reads more than 200 files", timeout=120)
+
+
+@pytest.mark.parametrize(
+    "directive, size, times, over",
+    [
+        ("```{literalinclude} data.txt\n```", 100, 300, 201),  # more than 200 files
+        (":::{csv-table}\n:file: data.txt\n:::", 100, 300, 201),
+        ("```{literalinclude} data.txt\n```", 1 << 20, 8, 5),  # the fifth MiB is more than 4 MiB
+    ],
+)
+def test_a_page_that_reads_one_file_over_and_over_stops_at_the_budget(tmp_path, directive, size, times, over):
+    """A 1 MiB page holds 20,000 literalincludes of one large file, each
+    copied into the page: gigabytes written. The reads share the budget of
+    includes (KB063), reported at the first directive past it."""
+    root = tiny_project(tmp_path / "kb")
+    folder = root / "docs/training"
+    (folder / "data.txt").write_text(("1,2\n" * size)[:size], encoding="utf-8")
+    page = folder / "x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    first = text.count("\n") + 1  # the first directive's line
+    per = directive.count("\n") + 2
+    page.write_text(text + "".join(directive + "\n\n" for _ in range(times)), encoding="utf-8")
+    line = first + (over - 1) * per
+    assert_fails_at(
+        root, f"x.md:{line}: WARNING: KB063 the page reads more than 200 files or 4 MiB", timeout=120
+    )

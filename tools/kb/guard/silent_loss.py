@@ -172,8 +172,9 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
         source[0] = cut_too_deep(app.config, source[0], lambda line: (docname, line))
 
 
-# A page with its includes, and their includes, in all: 30 files that each
-# include the next twice are 2**29 includes, a build that never ends (KB063).
+# A page with what it reads, and what that reads, in all: 30 files that each
+# include the next twice are 2**29 includes, a build that never ends; and a
+# 1 MiB page can hold 20,000 literalincludes of one large file (KB063).
 MAX_INCLUDES = 200
 MAX_INCLUDED_BYTES = 4 << 20
 _included: dict[str, list] = {}  # docname -> [files, bytes, warned] read for it in this process
@@ -189,38 +190,59 @@ def deep_in_the_stack() -> bool:
     return depth > sys.getrecursionlimit() // 2
 
 
+def over_read_budget(docname: str, size: int, name, location) -> bool:
+    """Count one file of ``size`` bytes read for the page ``docname`` (an
+    include, a literalinclude, a csv-table's :file:); past the page's budget,
+    report it (KB063, once per page, at ``location``, or what it returns when
+    called) and say so: the caller leaves it out."""
+    count = _included.setdefault(docname, [0, 0, False])
+    count[0] += 1
+    count[1] += size
+    if count[0] <= MAX_INCLUDES and count[1] <= MAX_INCLUDED_BYTES:
+        return False
+    _report_read(
+        count,
+        f"the page reads more than {MAX_INCLUDES} files or {MAX_INCLUDED_BYTES >> 20} MiB in all "
+        "(includes, literalincludes and csv-table files, and what included files read, counted)",
+        name,
+        "read less, or split the page",
+        location,
+    )
+    return True
+
+
+def _report_read(count: list, why: str, name, fix: str, location) -> None:
+    if count[2]:  # once per page
+        return
+    count[2] = True
+    logger.warning(
+        "KB063 %s: %s and what follows are left out; %s",
+        why,
+        name,
+        fix,
+        location=location() if callable(location) else location,
+        type="kb",
+        subtype="include",
+    )
+
+
 def on_include_read(app, relative_path, parent_docname: str, content: list[str]) -> None:
     """An included file is parsed like a page (MyST's {include}, or rST's
     include with a MyST parser): the same limit, reported at its own line.
-    And a page's includes have a budget; past it, an include is empty."""
+    And a page's reads have a budget; past it, an include is empty."""
     path = Path(app.srcdir) / relative_path
     page = app.env.docname  # the page being read (the parent may be another included file)
-    count = _included.setdefault(page, [0, 0, False])
-    count[0] += 1
-    count[1] += len(content[0].encode("utf-8"))
     if deep_in_the_stack():
-        why = "includes nested too deep (a file that includes itself, or a long chain of files that include the next)"
-        fix = "include the files from the page"
-    elif count[0] > MAX_INCLUDES or count[1] > MAX_INCLUDED_BYTES:
-        why = (
-            f"the page includes more than {MAX_INCLUDES} files or {MAX_INCLUDED_BYTES >> 20} MiB "
-            "in all (includes of includes counted)"
+        _report_read(
+            _included.setdefault(page, [0, 0, False]),
+            "includes nested too deep (a file that includes itself, or a long chain of files that include the next)",
+            relative_path,
+            "include the files from the page",
+            (page, None),
         )
-        fix = "include less"
-    else:
-        why = None
-    if why:
-        if not count[2]:  # once per page
-            count[2] = True
-            logger.warning(
-                "KB063 %s: %s and what follows are left out; %s",
-                why,
-                relative_path,
-                fix,
-                location=(page, None),
-                type="kb",
-                subtype="include",
-            )
+        content[0] = ""
+        return
+    if over_read_budget(page, len(content[0].encode("utf-8")), relative_path, (page, None)):
         content[0] = ""
         return
     _report_depth(app, content[0], lambda line: f"{path}:{line}")

@@ -222,7 +222,7 @@ def directive_location(directive: SphinxDirective):
     found in the page's source, is exact."""
     first = directive.block_text.strip().split("\n")[0].strip()
     env = directive.state.document.settings.env  # also for plain docutils directives
-    docname, line = _location(env, None, env.docname, first or None)
+    docname, line = _location(env, None, env.docname, first or None, near=directive.lineno)
     return docname, line or directive.lineno
 
 
@@ -241,6 +241,16 @@ class _Confined(SphinxDirective):
             _refuse_file(directive_location(self), self.what, argument.strip(), problem)
             return True
         return False
+
+    def over_budget(self, path: str | os.PathLike) -> bool:
+        """Count the file against the page's budget of reads (KB063: a page
+        of literalincludes of one large file would write gigabytes)."""
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            return False  # missing: the directive reports it
+        name = os.path.relpath(path, self.env.srcdir)
+        return silent_loss.over_read_budget(self.env.docname, size, name, lambda: directive_location(self))
 
     def refused_as_is(self, path: str) -> bool:
         problem = file_problem(path, roots_of(self.env.srcdir, self.config.kb_confdir))
@@ -316,6 +326,9 @@ class ConfinedLiteralInclude(_Confined, LiteralInclude):
             return []
         if "diff" in self.options and self.refused(self.options["diff"]):
             return []  # :diff: reads a second file
+        for argument in (self.arguments[0], self.options.get("diff")):
+            if argument and self.over_budget(self.env.relfn2path(argument.strip(), self.env.docname)[1]):
+                return []
         return super().run()
 
 
@@ -401,6 +414,10 @@ class ConfinedCSVTable(_Confined, CSVTable):
                     os.path.join(os.path.dirname(os.path.abspath(source)), target), self.env.srcdir
                 )
             if self.refused(target):
+                return []
+            # what Sphinx reads: an absolute path that exists as it is, any other from docs/
+            read = target if os.path.exists(target) else self.env.relfn2path(target, self.env.docname)[1]
+            if self.over_budget(read):
                 return []
         if self.cells_too_deep():
             return []
@@ -661,10 +678,11 @@ def on_include_read(app, relative_path: Path, parent_docname: str, content: list
 # -- the doctree: links, images, downloads, meta, and where nodes came from -----
 
 
-def _location(env, node: nodes.Node, docname: str, needle: str | None = None):
+def _location(env, node: nodes.Node, docname: str, needle: str | None = None, near: int | None = None):
     """(docname, line) of what a node holds. Nodes made by rST directives in
     ``{eval-rst}`` often carry no line, or the block's: where the offending
-    text is in the page's source, its first line is the place; otherwise the
+    text is in the page's source, its first line is the place (of the text
+    met more than once, the one nearest the line ``near``); otherwise the
     node's line, or its nearest ancestor's. (docname, line) prints the page's
     path as the build was given it, as Sphinx's own warnings do."""
     if needle:
@@ -672,9 +690,15 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None):
             text = env.doc2path(docname).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             text = ""
-        at = text.find(needle)
-        if at >= 0:
-            return docname, text.count("\n", 0, at) + 1
+        best, line, at = None, 1, 0
+        for m in re.finditer(re.escape(needle), text):
+            line, at = line + text.count("\n", at, m.start()), m.start()
+            if best is None or abs(line - near) < abs(best - near):
+                best = line
+            if near is None or line >= near:
+                break
+        if best is not None:
+            return docname, best
     while node is not None and not node.line:
         node = node.parent
     source = getattr(node, "source", None)
