@@ -716,7 +716,9 @@ def link_pattern_problem(pattern: str) -> str | None:
                 if high > 1 and any(inner in groups for inner, _ in body):
                     raise _SlowPattern("repeats a group (such as (…)+ or (…)*)")
                 span = MAX_LINK_LENGTH if high == sre.MAXREPEAT else min(high, MAX_LINK_LENGTH) - low
-                total *= (span + 1) * tries(body)
+                # and each try walks the repeat's fixed part again: a{1000}
+                # after two [^/]* is 2,049**2 tries of 1,000 steps each
+                total *= (span + 1) * tries(body) * max(low, 1)
             elif op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
                 raise _SlowPattern("refers back to a group (\\1, (?P=name), (?(1)…))")
             elif op == sre.SUBPATTERN:
