@@ -94,7 +94,10 @@ class _ArticleText(HTMLParser):
 
 
 def squash(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    """Whitespace removed, and ``**``: CommonMark leaves the author's bold as
+    text where the asterisks touch CJK text and punctuation (了**"…"**的),
+    and the page renders it bold (the {strong} role); the words are the same."""
+    return re.sub(r"\s+|\*\*", "", text)
 
 
 def page_text(html_file: Path) -> str:
