@@ -69,11 +69,13 @@ export function findMatches(text, pattern) {
 
 // A function that finds `terms` (matchTerms) in a text: [{start, end, key,
 // weight}] in text order; a term's two-character `piece` only where no other
-// term is.
+// term is; and each match widened by the query's single characters (`glue`)
+// right beside it, so that a word is marked whole.
 function termMatcher(terms) {
-  const strong = terms.filter((t) => !t.weak && !t.piece);
+  const strong = terms.filter((t) => !t.weak && !t.piece && !t.glue);
   const spare = terms.filter((t) => t.piece);
   const patterns = [[strong, termPattern(strong.map((t) => t.text))], [spare, termPattern(spare.map((t) => t.text))]];
+  const glue = termPattern(terms.filter((t) => t.glue).map((t) => t.text));
   return (text) => {
     let out = [];
     for (const [list, pattern] of patterns) {
@@ -82,8 +84,24 @@ function termMatcher(terms) {
         { start, end, key: list[i].key, weight: list[i].weight ?? 1 })).filter((m) => !taken(m));
       out = out.length ? [...out, ...found].sort((a, b) => a.start - b.start) : found;
     }
-    return out;
+    return out.length && glue ? widened(out, findMatches(text, glue)) : out;
   };
+}
+
+// `matches` (in text order, not overlapping) each widened over the `glue`
+// matches that touch it, on either side, one after another; never into the
+// next match.
+function widened(matches, glue) {
+  const byStart = new Map(glue.map(([start, end]) => [start, end]));
+  const byEnd = new Map(glue.map(([start, end]) => [end, start]));
+  return matches.map((m, i) => {
+    let { start, end } = m;
+    const floor = i ? matches[i - 1].end : 0;
+    const ceiling = matches[i + 1]?.start ?? Infinity;
+    while (byEnd.has(start) && byEnd.get(start) >= floor) start = byEnd.get(start);
+    while (byStart.has(end) && byStart.get(end) <= ceiling) end = byStart.get(end);
+    return start === m.start && end === m.end ? m : { ...m, start, end };
+  });
 }
 
 // The index of the word of `starts` that holds character `at`.
@@ -135,7 +153,7 @@ export function escapeHtml(text) {
   return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 }
 
-// text[from…to) escaped, the matches in <mark>.
+// text[from…to) escaped, the matches in <mark> (matches that touch in one).
 export function markText(text, matches, from, to) {
   let out = "";
   let at = from;
@@ -144,7 +162,10 @@ export function markText(text, matches, from, to) {
     const s = Math.max(start, at);
     const e = Math.min(end, to);
     if (e <= s) continue;
-    out += `${escapeHtml(text.slice(at, s))}<mark>${escapeHtml(text.slice(s, e))}</mark>`;
+    if (s === at && out.endsWith("</mark>")) {
+      // touching the last mark (利用 + 率低): one word, one mark
+      out = `${out.slice(0, -"</mark>".length)}${escapeHtml(text.slice(s, e))}</mark>`;
+    } else out += `${escapeHtml(text.slice(at, s))}<mark>${escapeHtml(text.slice(s, e))}</mark>`;
     at = e;
   }
   return out + escapeHtml(text.slice(at, to));

@@ -165,6 +165,10 @@ const FUNCTION_WORDS = new Set(["的", "地", "得", "了", "和", "与", "及",
 // (存储选型: the section on 存储 answers, not the one on 选型 in general).
 const KIND_WORDS = new Set(["选型", "选择", "推荐", "对比", "比较", "区别", "方案", "原理", "介绍",
   "指南", "教程", "入门", "实战", "技巧", "示例", "例子", "问题", "办法", "方法"]);
+// English words that say nothing about the topic (CUDA out of memory): not
+// marked in the results, unless the query is nothing else.
+const LATIN_FUNCTION_WORDS = new Set(["a", "an", "the", "of", "to", "in", "on", "at", "for", "by",
+  "and", "or", "is", "are", "be", "with", "from", "as", "it", "do", "does", "how", "what", "why"]);
 const SEGMENTER = globalThis.Intl?.Segmenter ? new Intl.Segmenter("zh", { granularity: "word" }) : null;
 
 // A query's words: Latin words as typed; Chinese cut by the browser's word
@@ -250,16 +254,25 @@ function termWeight(term) {
 // says 昇腾 and 华为 holds one of the query's terms, not two. A single Chinese
 // character is `weak` (never marked: 选 of 选择), unless it is the whole query;
 // a two-character `piece` of a run is marked only where no other term is
-// (显存, not 中显, in 训练中显存). Longest first.
+// (显存, not 中显, in 训练中显存). Each single character of the query's
+// Chinese is also `glue`: never marked alone, but a mark right beside it takes
+// it in (学习 + 率 marks 学习率, not 学习 of it). English function words are
+// weak. Longest first.
 export function matchTerms(query, hits = []) {
   const terms = new Map(); // text → key
   const pieces2 = new Set(); // two-character pieces of runs: looked for last
   const weak = new Set();
+  const glue = new Set();
   for (const part of query.split(" ").filter(Boolean)) {
+    if (LATIN_FUNCTION_WORDS.has(part)) {
+      weak.add(part);
+      continue;
+    }
     terms.set(part, part);
     if (!SEGMENTER || !HAS_CJK.test(part)) continue;
     let run = "";
     const flush = () => {
+      for (const char of run) glue.add(char);
       if (run.length > 1) for (const piece of pieces(run)) if (!terms.has(piece)) pieces2.add(piece);
       else if (run) weak.add(run);
       run = "";
@@ -282,5 +295,6 @@ export function matchTerms(query, hits = []) {
   for (const text of weak) if (!terms.has(text)) out.push({ text, key: text, weak: true });
   for (const term of out) term.weight = termWeight(term.text);
   if (out.every((t) => t.weak)) for (const t of out) t.weak = false;
+  for (const text of glue) if (!out.some((t) => t.text === text)) out.push({ text, key: text, glue: true, weight: 0 });
   return out.sort((a, b) => b.text.length - a.text.length || (a.text < b.text ? -1 : 1));
 }

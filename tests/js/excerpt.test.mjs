@@ -128,3 +128,21 @@ test("a page's keywords find it but are never its excerpt", () => {
   assert.deepEqual(both.sub_results.map((s) => s.url), ["/k.html#why"]);
   assert.ok(!plain(both.sub_results[0].excerpt).includes("关键词"), both.sub_results[0].excerpt);
 });
+
+test("a word is marked whole where the query's single characters touch a match", () => {
+  const page = { url: "/q.html", meta: { title: "页" },
+    content: ["学习", "率", "先", "升", "后", "降", "，", "利用", "率", "低", "时", "看", "一", "张", "卡", "。"].join(ZWS) };
+  for (const [query, expected] of [["学习率预热", ["学习率"]], ["gpu利用率低", ["利用率低"]], ["一张卡", ["一张卡"]]]) {
+    const terms = matchTerms(query);
+    assert.deepEqual(marked(pageExcerpts(page, [], terms).excerpt).filter((m) => m !== "gpu"), expected, query);
+  }
+  // a single character of the query is never marked alone
+  assert.deepEqual(marked(pageExcerpts(page, [], matchTerms("学习率预热")).excerpt).includes("率"), false);
+});
+
+test("English function words are not marked", () => {
+  const page = { url: "/o.html", meta: { title: "页" },
+    content: ["CUDA ", "out ", "of ", "memory ", "错误 ", "one ", "of ", "many"].join(ZWS) };
+  const shown = marked(pageExcerpts(page, [], matchTerms("cuda out of memory")).excerpt);
+  assert.deepEqual(shown, ["CUDA", "out", "memory"]);
+});

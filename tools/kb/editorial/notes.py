@@ -318,12 +318,20 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     for node in list(doctree.findall(editor_notes_list)):
         node.replace_self(_render(app, docname))
-    # A link to a note shows its verdict: the words are the note's, indexed on
-    # the note's own page; pagefind.yml leaves them out where they are repeated
-    # (guide tables, other notes, the 勘误 page), or those pages outrank the article.
+    # A link to a note that shows its verdict (a {ref} without text of its
+    # own): the words are the note's, indexed on the note's own page;
+    # pagefind.yml leaves them out where they are repeated (guide tables, other
+    # notes, the 勘误 page), or those pages outrank the article. A link with
+    # its own words (见{ref}`案例 3 的编者注 <…>`) is indexed as the page
+    # reads: without them, a result would show "见。".
+    verdicts = {
+        _("{title}：{summary}").format(title=_(TITLE), summary=note["summary"])
+        for found in documents(app.env, "editor_notes").values()
+        for note in found
+    }
     for ref in doctree.findall(nodes.reference):
         target = ref.get("refid") or ref.get("refuri", "").partition("#")[2]
-        if target.startswith("note-"):
+        if target.startswith("note-") and ref.astext() in verdicts:
             ref["classes"].append("kb-note-ref")
 
 
@@ -341,4 +349,4 @@ def setup(app) -> dict[str, Any]:
     app.add_directive("kb-editor-notes", EditorNotesList)
     app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}
