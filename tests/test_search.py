@@ -205,6 +205,21 @@ def page_words(site, docname: str) -> str:
     return re.sub(r"\s+", "", html_lib.unescape(body))
 
 
+def test_only_links_that_show_a_notes_verdict_are_kept_out_of_the_index(site):
+    """A link to an 编者注 that repeats the note's verdict is left out of the
+    index (pagefind.yml: .kb-note-ref); one with words of its own (见{ref}`案例
+    3 的编者注 <…>`) is the page's sentence, and a result that left it out
+    showed "见。"."""
+    kept_out, indexed = [], []
+    for path in sorted(site.glob("*/*.html")):
+        body = path.read_text(encoding="utf-8")
+        for classes, text in re.findall(r'<a class="([^"]*)" href="[^"]*#note-[^"]*">(.*?)</a>', body, re.S):
+            words = re.sub(r"<[^>]+>", "", text)
+            (kept_out if "kb-note-ref" in classes.split() else indexed).append(words)
+    assert kept_out and all(words.startswith("编者注：") for words in kept_out), kept_out[:5]
+    assert indexed and not any(words.startswith("编者注：") for words in indexed), indexed[:5]
+
+
 RESULTS_JS = """() => [...document.querySelectorAll('[data-search-result]')].map(e => ({
   href: e.querySelector('a').getAttribute('href'),
   excerpts: [...e.querySelectorAll('.kb-search-excerpt')].map(x => x.innerHTML.replace(/^ — /, '')),
