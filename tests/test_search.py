@@ -218,6 +218,14 @@ def test_only_links_that_show_a_notes_verdict_are_kept_out_of_the_index(site):
             (kept_out if "kb-note-ref" in classes.split() else indexed).append(words)
     assert kept_out and all(words.startswith("编者注：") for words in kept_out), kept_out[:5]
     assert indexed and not any(words.startswith("编者注：") for words in indexed), indexed[:5]
+    # a paragraph of such links goes with them, not leaving "· · ·" behind
+    for path in sorted(site.glob("*/index.html")):
+        body = path.read_text(encoding="utf-8")
+        body = re.sub(
+            r'<p class="kb-note-ref">.*?</p>|<a class="kb-note-ref[^"]*".*?</a>', "", body, flags=re.S
+        )
+        text = re.sub(r"<[^>]+>", "", body)
+        assert not re.search(r"·\s*·", text), (path.name, re.search(r".{40}·\s*·", text, re.S))
 
 
 RESULTS_JS = """() => [...document.querySelectorAll('[data-search-result]')].map(e => ({

@@ -315,6 +315,10 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
     return out
 
 
+# what may stand between links to notes in a paragraph of nothing else
+SEPARATORS = re.compile(r"[\s·、，,;；/|]+")
+
+
 def on_doctree_resolved(app, doctree, docname: str) -> None:
     for node in list(doctree.findall(editor_notes_list)):
         node.replace_self(_render(app, docname))
@@ -333,6 +337,16 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         target = ref.get("refid") or ref.get("refuri", "").partition("#")[2]
         if target.startswith("note-") and ref.astext() in verdicts:
             ref["classes"].append("kb-note-ref")
+    # and a paragraph of such links and the marks between them (a guide
+    # table's 编者注 column: "… · … · …"), or the index would keep "· · ·"
+    for para in doctree.findall(nodes.paragraph):
+        if para.children and all(
+            "kb-note-ref" in child.get("classes", ())
+            if isinstance(child, nodes.Element)
+            else not SEPARATORS.sub("", child.astext())
+            for child in para.children
+        ):
+            para["classes"].append("kb-note-ref")
 
 
 def setup(app) -> dict[str, Any]:
@@ -349,4 +363,4 @@ def setup(app) -> dict[str, Any]:
     app.add_directive("kb-editor-notes", EditorNotesList)
     app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 5}
