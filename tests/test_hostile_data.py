@@ -246,16 +246,26 @@ def test_a_definition_nested_too_deep_is_a_warning(tiny):
     )
 
 
-@pytest.mark.parametrize("directive", ["include", "literalinclude"])
-def test_a_definition_cannot_include_a_file(tiny, directive):
+@pytest.mark.parametrize(
+    "directive, body",
+    [
+        ("include", "part.md"),
+        ("literalinclude", "part.md"),
+        # a csv-table's :file:, and rST's file readers
+        ("csv-table", "\n:file: part.md"),
+        ("eval-rst", "\n.. literalinclude:: part.md"),
+        ("eval-rst", "\n.. include:: part.md\n   :literal:"),
+    ],
+)
+def test_a_definition_cannot_include_a_file(tiny, directive, body):
     write(tiny, "docs/part.md", "INCLUDED\n")
     glossary = GLOSSARY.replace(
-        "低精度训练。", json.dumps(f"低精度训练。\n\n```{{{directive}}} part.md\n```\n")
+        "低精度训练。", json.dumps(f"低精度训练。\n\n```{{{directive}}} {body}\n```\n")
     )
     write(tiny, "data/glossary.yaml", glossary)
     out = _fails(
         tiny,
-        f"{tiny}/data/glossary.yaml:{_line(glossary, '- id: mixed-precision')}: WARNING: KB048 {{{directive}}} part.md",
+        f"{tiny}/data/glossary.yaml:{_line(glossary, '- id: mixed-precision')}: WARNING: KB048 {{{directive}}}",
     )
     assert "INCLUDED" not in (tiny / "_build/html/glossary.html").read_text(encoding="utf-8"), out[-3000:]
 

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_data_errors import assert_fails_at, build, tiny_project
 
@@ -98,3 +100,57 @@ def test_a_page_that_reads_one_file_over_and_over_stops_at_the_budget(tmp_path, 
     assert_fails_at(
         root, f"x.md:{line}: WARNING: KB063 the page reads more than 200 files or 4 MiB", timeout=120
     )
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        # rST includes read as text (Sphinx's include-read never sees them)
+        "```{eval-rst}\n" + ".. include:: data.txt\n   :literal:\n\n" * 210 + "```",
+        "```{eval-rst}\n" + ".. include:: data.txt\n   :code: text\n\n" * 210 + "```",
+        # MyST includes: counted before MyST reads them, at their line
+        "```{include} data.txt\n```\n\n" * 210,
+    ],
+    ids=["rst-literal", "rst-code", "myst-include"],
+)
+def test_includes_of_one_file_over_and_over_stop_at_the_budget(tmp_path, block):
+    root = tiny_project(tmp_path / "kb")
+    folder = root / "docs/training"
+    (folder / "data.txt").write_text("一行。\n", encoding="utf-8")
+    page = folder / "x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    page.write_text(text + block, encoding="utf-8")
+    out = assert_fails_at(root, "WARNING: KB063 the page reads more than 200 files", timeout=120)
+    assert re.search(r"x\.md:\d+: WARNING: KB063", out), out[-3000:]
+
+
+def test_a_diff_file_is_checked_by_the_name_it_is_read_by(tmp_path):
+    """:diff: "b.txt " read the file with the trailing space, which the
+    checks (KB011, the budget) never looked at: the name is read as checked."""
+    root = tiny_project(tmp_path / "kb")
+    folder = root / "docs/training"
+    (folder / "a.txt").write_text("a\n", encoding="utf-8")
+    (folder / "b.txt").write_text("b\n", encoding="utf-8")
+    (folder / "b.txt ").write_text("x\n" * 2_200_000, encoding="utf-8")  # 4.2 MiB
+    page = folder / "x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + '\n```{literalinclude} a.txt\n:diff: "b.txt "\n```\n',
+        encoding="utf-8",
+    )
+    code, out = build(root, 120)
+    assert code == 0 and "WARNING" not in out, out[-3000:]
+    # the diff of a.txt and b.txt, not of the 4.2 MiB file the checks never saw
+    assert (root / "_build/html/training/x.html").stat().st_size < 1 << 20
+
+
+def test_a_csv_table_file_named_from_docs_builds(tmp_path):
+    """:file: /training/t.csv is docs/training/t.csv, as Sphinx reads it (the
+    cell check read it from the file system's root and failed the build)."""
+    root = tiny_project(tmp_path / "kb")
+    (root / "docs/training/t.csv").write_text("甲,乙\n1,2\n", encoding="utf-8")
+    page = root / "docs/training/x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\n:::{csv-table}\n:file: /training/t.csv\n:::\n", encoding="utf-8"
+    )
+    code, out = build(root)
+    assert code == 0 and "WARNING" not in out and "CRITICAL" not in out, out[-3000:]

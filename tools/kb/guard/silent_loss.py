@@ -190,6 +190,29 @@ def deep_in_the_stack() -> bool:
     return depth > sys.getrecursionlimit() // 2
 
 
+def over_budget_alone(files: int, size: int) -> bool:
+    """Whether ``files`` files of ``size`` bytes in all are past a page's budget."""
+    return files > MAX_INCLUDES or size > MAX_INCLUDED_BYTES
+
+
+def read_budget_spent(docname: str) -> bool:
+    """Whether the page ``docname`` has read all its budget allows."""
+    count = _included.get(docname)
+    return count is not None and over_budget_alone(count[0], count[1])
+
+
+def report_over_budget(docname: str, name, location) -> None:
+    """Report (KB063, once per page) that ``name`` is past the page's budget."""
+    _report_read(
+        _included.setdefault(docname, [0, 0, False]),
+        f"the page reads more than {MAX_INCLUDES} files or {MAX_INCLUDED_BYTES >> 20} MiB in all "
+        "(includes, literalincludes and csv-table files, and what included files read, counted)",
+        name,
+        "read less, or split the page",
+        location,
+    )
+
+
 def over_read_budget(docname: str, size: int, name, location) -> bool:
     """Count one file of ``size`` bytes read for the page ``docname`` (an
     include, a literalinclude, a csv-table's :file:); past the page's budget,
@@ -198,16 +221,9 @@ def over_read_budget(docname: str, size: int, name, location) -> bool:
     count = _included.setdefault(docname, [0, 0, False])
     count[0] += 1
     count[1] += size
-    if count[0] <= MAX_INCLUDES and count[1] <= MAX_INCLUDED_BYTES:
+    if not over_budget_alone(count[0], count[1]):
         return False
-    _report_read(
-        count,
-        f"the page reads more than {MAX_INCLUDES} files or {MAX_INCLUDED_BYTES >> 20} MiB in all "
-        "(includes, literalincludes and csv-table files, and what included files read, counted)",
-        name,
-        "read less, or split the page",
-        location,
-    )
+    report_over_budget(docname, name, location)
     return True
 
 

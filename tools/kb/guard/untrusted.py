@@ -324,8 +324,12 @@ class ConfinedLiteralInclude(_Confined, LiteralInclude):
             return []
         if tab_width_too_large(self):
             return []
-        if "diff" in self.options and self.refused(self.options["diff"]):
-            return []  # :diff: reads a second file
+        if "diff" in self.options:
+            # :diff: reads a second file, by the name as given (a trailing space
+            # is part of it): checked as read
+            self.options["diff"] = self.options["diff"].strip()
+            if self.refused(self.options["diff"]):
+                return []
         for argument in (self.arguments[0], self.options.get("diff")):
             if argument and self.over_budget(self.env.relfn2path(argument.strip(), self.env.docname)[1]):
                 return []
@@ -354,7 +358,16 @@ class ConfinedInclude(_Confined, Include):
             return []
         if tab_width_too_large(self):
             return []
-        return [] if self.refused(self.arguments[0]) else super().run()
+        if self.refused(self.arguments[0]):
+            return []
+        path = self.env.relfn2path(self.arguments[0].strip(), self.env.docname)[1]
+        if "literal" in self.options or "code" in self.options:
+            # read as text, not parsed: Sphinx's include-read never sees it
+            if self.over_budget(path):
+                return []
+        elif silent_loss.read_budget_spent(self.env.docname):
+            return []  # include-read would blank it, after reading it whole
+        return super().run()
 
 
 # csv-tables inside cells of csv-tables, at most (each cell is parsed while its
@@ -366,16 +379,22 @@ _csv_nesting = [0]
 class ConfinedCSVTable(_Confined, CSVTable):
     what = "csv-table file"
 
-    def cells_too_deep(self) -> bool:
+    def cells_too_deep(self, read: str | None = None) -> bool:
         """Report (KB053) a cell whose lists or quotes the Markdown parser would
         cut silently: each cell is parsed as Markdown on its own, out of sight
         of the page's check (kb.core.markdown.LITERAL_BODIES). Read with
         CSVTable's own get_csv_data and parse_csv_data_into_rows."""
+        given = self.options.get("file")
+        if read is not None:
+            self.options["file"] = read  # the path Sphinx reads (/x is docs/x), absolute
         try:
             data, source = self.get_csv_data()
             rows, _ = self.parse_csv_data_into_rows(data, self.DocutilsDialect(self.options), source)
         except Exception:  # noqa: BLE001 - run() reports what the table cannot read
             return False
+        finally:
+            if read is not None:
+                self.options["file"] = given
         for row in rows:
             for *_, lines in row:
                 if silent_loss.too_deep(self.config, "\n".join(lines)):
@@ -419,7 +438,9 @@ class ConfinedCSVTable(_Confined, CSVTable):
             read = target if os.path.exists(target) else self.env.relfn2path(target, self.env.docname)[1]
             if self.over_budget(read):
                 return []
-        if self.cells_too_deep():
+        else:
+            read = None
+        if self.cells_too_deep(read):
             return []
         if _csv_nesting[0] >= MAX_CSV_NESTING:  # tables in cells of tables (a file that reads itself)
             logger.warning(
@@ -540,9 +561,12 @@ def scan_includes(app, docname: str, text: str) -> str:
     lines = text.split("\n")
     roots = allowed_roots(app)
     changed = False
+    files = size = 0  # what this text's includes would read
     for name, argument, start, end in kb_markdown.directives(md, text):
-        if canonical_directive(app, name) not in ("include", "literalinclude") or not argument:
+        directive = canonical_directive(app, name)
+        if directive not in ("include", "literalinclude") or not argument:
             continue
+        absolute = None
         if is_standard_include(argument):
             problem = STANDARD
         else:
@@ -552,6 +576,15 @@ def scan_includes(app, docname: str, text: str) -> str:
             _refuse_file((docname, start + 1), f"{name} of", argument, problem)
             lines[start:end] = [""] * (end - start)
             changed = True
+        elif directive == "include":
+            # MyST reads the whole file before include-read can count it: more
+            # than the page's budget of includes in one text is not read at all
+            files += 1
+            size += os.path.getsize(absolute) if os.path.isfile(absolute) else 0
+            if silent_loss.over_budget_alone(files, size):
+                silent_loss.report_over_budget(docname, argument, (docname, start + 1))
+                lines[start:end] = [""] * (end - start)
+                changed = True
     return "\n".join(lines) if changed else text
 
 

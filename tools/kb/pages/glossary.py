@@ -151,9 +151,10 @@ class GlossaryDirective(SphinxDirective):
 
         - nesting deeper than MyST keeps (it drops the rest silently), or
           directives or rST nested past Python's recursion limit: KB053;
-        - a file pulled in with {include} or {literalinclude}: a definition is
-          a few sentences of its own text, and an included file's problems
-          would be reported at the page (KB048); the directive is dropped.
+        - a file pulled in with {include}, {literalinclude}, a csv-table's
+          :file: or rST in {eval-rst}: a definition is a few sentences of its
+          own text, and an included file's problems would be reported at the
+          page (KB048); the directive is dropped.
         (A NUL or %00 is refused with the entry, by kb.core.data: KB012.)
         """
         where = self.yaml_location(source, line)
@@ -173,10 +174,11 @@ class GlossaryDirective(SphinxDirective):
         lines = text.split("\n")
         md = kb_markdown.probe(settings)
         for name, argument, start, end in kb_markdown.directives(md, text):
-            if canonical_directive(settings, name) in ("include", "literalinclude"):
+            # (csv-table: its :file:; eval-rst: rST's include and literalinclude)
+            if canonical_directive(settings, name) in FILE_DIRECTIVES:
                 logger.warning(
                     "KB048 {%s} %s in a glossary definition: a definition cannot pull in a "
-                    "file; write the text in def (one to three sentences)",
+                    "file or hold a table or rST; write the text in def (one to three sentences)",
                     name,
                     argument,
                     location=where,
@@ -189,6 +191,10 @@ class GlossaryDirective(SphinxDirective):
     def yaml_location(self, source: str, line: int) -> str:
         """The YAML file and the entry's line, as Sphinx names the entry's nodes."""
         return f"{source}:{line}"
+
+
+# Directives a definition may not hold: each can read a file (KB048).
+FILE_DIRECTIVES = ("include", "literalinclude", "csv-table", "eval-rst", "eval-rest")
 
 
 def _locate(item: nodes.Node, source: str, line: int) -> None:
