@@ -81,7 +81,7 @@ def test_includes_that_multiply_stop_at_a_budget(tmp_path):
     [
         ("```{literalinclude} data.txt\n```", 100, 300, 201),  # more than 200 files
         (":::{csv-table}\n:file: data.txt\n:::", 100, 300, 201),
-        ("```{literalinclude} data.txt\n```", 1 << 20, 8, 5),  # the fifth MiB is more than 4 MiB
+        ("```{literalinclude} data.txt\n```", 256 << 10, 8, 5),  # the fifth 256 KiB is more than 1 MiB
     ],
 )
 def test_a_page_that_reads_one_file_over_and_over_stops_at_the_budget(tmp_path, directive, size, times, over):
@@ -98,7 +98,7 @@ def test_a_page_that_reads_one_file_over_and_over_stops_at_the_budget(tmp_path, 
     page.write_text(text + "".join(directive + "\n\n" for _ in range(times)), encoding="utf-8")
     line = first + (over - 1) * per
     assert_fails_at(
-        root, f"x.md:{line}: WARNING: KB063 the page reads more than 200 files or 4 MiB", timeout=120
+        root, f"x.md:{line}: WARNING: KB063 the page reads more than 200 files or 1 MiB", timeout=120
     )
 
 
@@ -154,3 +154,21 @@ def test_a_csv_table_file_named_from_docs_builds(tmp_path):
     )
     code, out = build(root)
     assert code == 0 and "WARNING" not in out and "CRITICAL" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["file", "inline"])
+def test_a_csv_table_of_too_many_cells_is_refused(tmp_path, inline):
+    """Each cell is parsed as Markdown on its own: 120 KB of cells took 43 s,
+    a 1 MiB table would take many minutes."""
+    root = tiny_project(tmp_path / "kb")
+    rows = "".join(f"{i},{i + 1},{i + 2}\n" for i in range(2_000))  # 6,000 cells
+    page = root / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    line = text.count("\n") + 1
+    if inline:
+        table = ":::{csv-table}\n" + rows + ":::\n"
+    else:
+        (root / "docs/training/t.csv").write_text(rows, encoding="utf-8")
+        table = ":::{csv-table}\n:file: t.csv\n:::\n"
+    page.write_text(text + table, encoding="utf-8")
+    assert_fails_at(root, f"x.md:{line}: WARNING: KB094 the csv-table has 6000 cells, more than the 5000")

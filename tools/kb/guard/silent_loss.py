@@ -175,8 +175,10 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
 # A page with what it reads, and what that reads, in all: 30 files that each
 # include the next twice are 2**29 includes, a build that never ends; and a
 # 1 MiB page can hold 20,000 literalincludes of one large file (KB063).
+# As much as a page may hold itself (MAX_PAGE_BYTES): highlighted, 1 MiB of
+# code is a page of some 13 MB.
 MAX_INCLUDES = 200
-MAX_INCLUDED_BYTES = 4 << 20
+MAX_INCLUDED_BYTES = 1 << 20
 _included: dict[str, list] = {}  # docname -> [files, bytes, warned] read for it in this process
 
 

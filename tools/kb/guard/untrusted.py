@@ -374,16 +374,20 @@ class ConfinedInclude(_Confined, Include):
 # table is: the count is of the tables being parsed in this process).
 MAX_CSV_NESTING = 3
 _csv_nesting = [0]
+# and cells in one table: each is parsed as Markdown on its own (120 KB of
+# cells took 43 s); the longest table of the articles has under 200
+MAX_CSV_CELLS = 5_000
 
 
 class ConfinedCSVTable(_Confined, CSVTable):
     what = "csv-table file"
 
     def cells_too_deep(self, read: str | None = None) -> bool:
-        """Report (KB053) a cell whose lists or quotes the Markdown parser would
-        cut silently: each cell is parsed as Markdown on its own, out of sight
-        of the page's check (kb.core.markdown.LITERAL_BODIES). Read with
-        CSVTable's own get_csv_data and parse_csv_data_into_rows."""
+        """Report a table of more cells than MAX_CSV_CELLS (KB094), or a cell
+        whose lists or quotes the Markdown parser would cut silently (KB053):
+        each cell is parsed as Markdown on its own, out of sight of the page's
+        check (kb.core.markdown.LITERAL_BODIES). Read with CSVTable's own
+        get_csv_data and parse_csv_data_into_rows."""
         given = self.options.get("file")
         if read is not None:
             self.options["file"] = read  # the path Sphinx reads (/x is docs/x), absolute
@@ -395,6 +399,18 @@ class ConfinedCSVTable(_Confined, CSVTable):
         finally:
             if read is not None:
                 self.options["file"] = given
+        cells = sum(len(row) for row in rows)
+        if cells > MAX_CSV_CELLS:
+            logger.warning(
+                "KB094 the csv-table has %d cells, more than the %d a table may have (each "
+                "cell is parsed as a page of its own); split the table or link to the data file",
+                cells,
+                MAX_CSV_CELLS,
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
+            return True
         for row in rows:
             for *_, lines in row:
                 if silent_loss.too_deep(self.config, "\n".join(lines)):
