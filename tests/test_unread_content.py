@@ -172,3 +172,23 @@ def test_a_csv_table_of_too_many_cells_is_refused(tmp_path, inline):
         table = ":::{csv-table}\n:file: t.csv\n:::\n"
     page.write_text(text + table, encoding="utf-8")
     assert_fails_at(root, f"x.md:{line}: WARNING: KB094 the csv-table has 6000 cells, more than the 5000")
+
+
+def test_a_directive_in_an_included_file_is_reported_at_that_file(tmp_path):
+    """A refused literalinclude in a file the page includes, in Markdown and
+    in {eval-rst}: at the included file's line (it was the page's path with
+    the included file's line, a line the page may not have)."""
+    root = tiny_project(tmp_path / "kb")
+    folder = root / "docs/training"
+    outside = "../../../../../../../../etc/hostname"
+    (folder / "part.txt").write_text(
+        f"一行。\n\n\n```{{literalinclude}} {outside}\n```\n\n```{{eval-rst}}\n.. literalinclude:: {outside}\n```\n",
+        encoding="utf-8",
+    )
+    page = folder / "x.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n```{include} part.txt\n```\n", encoding="utf-8")
+    assert_fails_at(
+        root,
+        "docs/training/part.txt:4: WARNING: KB011 literalinclude of",
+        "docs/training/part.txt:8: WARNING: KB011 literalinclude of",
+    )

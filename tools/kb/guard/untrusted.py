@@ -222,6 +222,13 @@ def directive_location(directive: SphinxDirective):
     found in the page's source, is exact."""
     first = directive.block_text.strip().split("\n")[0].strip()
     env = directive.state.document.settings.env  # also for plain docutils directives
+    source, at = directive.state_machine.get_source_and_line(directive.lineno)
+    if (
+        isinstance(source, str)
+        and os.path.isabs(source)
+        and os.path.realpath(source) != os.path.realpath(env.doc2path(env.docname))
+    ):
+        return f"{shown(Path(source))}:{at or directive.lineno}"  # in an included file
     docname, line = _location(env, None, env.docname, first or None, near=directive.lineno)
     return docname, line or directive.lineno
 
