@@ -94,10 +94,11 @@ class _ArticleText(HTMLParser):
 
 
 def squash(text: str) -> str:
-    """Whitespace removed, and ``**``: CommonMark leaves the author's bold as
-    text where the asterisks touch CJK text and punctuation (了**"…"**的),
-    and the page renders it bold (the {strong} role); the words are the same."""
-    return re.sub(r"\s+|\*\*", "", text)
+    """Whitespace removed, and ``**`` beside a quotation mark: CommonMark
+    leaves the author's bold as text where the asterisks sit between CJK text
+    and a quote (了**"…"**的), and the page renders it bold (the {strong}
+    role); the words are the same."""
+    return re.sub(r'\s+|\*\*(?=["“])|(?<=["”])\*\*', "", text)
 
 
 def page_text(html_file: Path) -> str:
