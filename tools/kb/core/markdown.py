@@ -11,6 +11,7 @@ MyST on their own, so they are walked as separate texts here too.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 
 from markdown_it import MarkdownIt
@@ -57,6 +58,30 @@ def probe(app, max_nesting: int | None = None) -> MarkdownIt:
     return parser(app.config.myst_enable_extensions, max_nesting)
 
 
+# The checks at source-read (KB053's nesting, rST depth, includes) each read
+# the same page and directive bodies with the same parser: each text is
+# parsed once. The tokens are only read, never changed. Bounded by the
+# characters held (a 1 MiB page nests bodies of about its size).
+_PARSED: OrderedDict[tuple[int, str], list[Token]] = OrderedDict()
+_PARSED_CHARS = [0]
+MAX_PARSED_CHARS = 8 << 20
+
+
+def parsed(md: MarkdownIt, text: str) -> list[Token]:
+    """``md.parse(text)``, from the cache when this parser read this text."""
+    key = (id(md), text)
+    if key in _PARSED:
+        _PARSED.move_to_end(key)
+        return _PARSED[key]
+    tokens = md.parse(text)
+    _PARSED[key] = tokens
+    _PARSED_CHARS[0] += len(text)
+    while _PARSED_CHARS[0] > MAX_PARSED_CHARS and len(_PARSED) > 1:
+        (_, old), _tokens = _PARSED.popitem(last=False)
+        _PARSED_CHARS[0] -= len(old)
+    return tokens
+
+
 # Directives inside directives: MyST parses each body a few dozen Python calls
 # deeper, and passes Python's recursion limit at about 120 levels (so would
 # texts() below, at about 500). Deeper than this is refused (KB053).
@@ -66,7 +91,7 @@ MAX_DIRECTIVE_DEPTH = 30
 def texts(md: MarkdownIt, text: str, offset: int = 0, depth: int = 0) -> Iterator[tuple[list[Token], int]]:
     """The page's tokens, then those of every directive body (each with the
     0-based line its text starts on), down to MAX_DIRECTIVE_DEPTH levels."""
-    tokens = md.parse(text)
+    tokens = parsed(md, text)
     yield tokens, offset
     if depth >= MAX_DIRECTIVE_DEPTH:
         return
@@ -79,13 +104,13 @@ def texts(md: MarkdownIt, text: str, offset: int = 0, depth: int = 0) -> Iterato
 def directive_too_deep(md: MarkdownIt, text: str) -> tuple[int, int] | None:
     """(first, end) 0-based lines of the outermost directive of ``text`` that
     holds directives nested more than MAX_DIRECTIVE_DEPTH levels deep, if any."""
-    for token in md.parse(text):
+    for token in parsed(md, text):
         if directive_name(token) is None or not token.map or directive_name(token) in LITERAL_BODIES:
             continue
         bodies = [(token.content, 1)]
         while bodies:
             body, depth = bodies.pop()
-            for inner in md.parse(body):
+            for inner in parsed(md, body):
                 name = directive_name(inner)
                 if name is None or not inner.map:
                     continue

@@ -839,15 +839,14 @@ class RefuseUnsafeNodes(SphinxTransform):
         # the sources and the data next to conf.py (the glossary is generated from data/)
         repo = (os.path.realpath(confdir), os.path.realpath(srcdir))
         git = (os.path.join(os.path.realpath(confdir), ".git"),)
+        outside: dict[str, bool] = {}  # per source: most nodes share the page's
         for node in list(self.document.findall(nodes.Element, include_self=False)):
             if node.parent is None:
                 continue  # removed with an ancestor
             source = node.source or node.get("source")
-            if (
-                isinstance(source, str)
-                and os.path.isabs(source)
-                and (not inside(source, repo) or inside(source, git))
-            ):
+            if isinstance(source, str) and source not in outside:
+                outside[source] = os.path.isabs(source) and (not inside(source, repo) or inside(source, git))
+            if isinstance(source, str) and outside[source]:
                 _refuse_file(
                     _location(self.env, node, docname), "content from", source, "lies outside the repository"
                 )
