@@ -120,3 +120,14 @@ def test_the_images_resolve_from_every_page_layout(build_root):
         for page in pages:
             for src in re.findall(r'<img src="([^"]+\.svg)"', page.read_text(encoding="utf-8")):
                 assert (page.parent / src).resolve().is_file(), (builder, page, src)
+
+
+def test_a_diagrams_words_are_its_labels_without_the_syntax():
+    """What the search indexes of a diagram (its source is kept out)."""
+    from kb.site.mermaid import diagram_words
+
+    code = (
+        'flowchart TD\n    start(["训练出问题"]) --> R{"能稳定复现吗？"}\n'
+        '    R -- "否" --> LOG["加日志<br/>再复现"] --> R\n    R -->|是| K[现象]\n    K --> R\n'
+    )
+    assert diagram_words(code) == "训练出问题 能稳定复现吗？ 否 加日志 再复现 是 现象"

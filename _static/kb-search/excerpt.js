@@ -25,7 +25,9 @@ export function pageText(fragment) {
   let text = "";
   raw.forEach((word, i) => {
     let shown = word;
-    if (word === ". " && !(headings.has(i - 1) && /^\d+$/.test(raw[i - 1] ?? ""))) {
+    // (the last block's is "." with nothing after it)
+    const blockEnd = word === ". " || (word === "." && i === raw.length - 1);
+    if (blockEnd && !(headings.has(i - 1) && /^\d+$/.test(raw[i - 1] ?? ""))) {
       shown = /\s$/.test(text) || !text ? "" : " ";
     }
     starts.push(text.length);

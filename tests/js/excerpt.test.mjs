@@ -146,3 +146,10 @@ test("English function words are not marked", () => {
   const shown = marked(pageExcerpts(page, [], matchTerms("cuda out of memory")).excerpt);
   assert.deepEqual(shown, ["CUDA", "out", "memory"]);
 });
+
+test("the page's last block ends without a dot shown", () => {
+  const page = { url: "/e.html", meta: { title: "页" }, content: ["投资", "建议 ", "· ", "七", "、", "总结", "."].join(ZWS) };
+  assert.equal(pageText(page).text.trimEnd(), "投资建议 · 七、总结");
+  // a dot inside code stays
+  assert.ok(pageText(FRAGMENT).text.includes("optimizer.zero_grad"));
+});

@@ -107,6 +107,7 @@ PAGEFIND_SELECTORS = frozenset(
         ".kb-article-footer",
         ".kb-note-ref",
         ".copybtn",
+        ".kb-diagram-source",
         ".kb-page-meta",
         ".kb-sources",
     }

@@ -427,13 +427,36 @@ def resolve_images(app, doctree, docname: str) -> None:
         node["kb_alt"] = alt_text(node)
 
 
+# A diagram's words: the quoted labels of its nodes and edges ("训练出问题"),
+# and unquoted ones in brackets or bars (A[文字], -->|是|); <br/> is a space.
+_LABEL = re.compile(r'"([^"\n]*)"|\|([^|"\n]+)\||[\[({]([^\[\](){}"|\n<>]+)[\])}]')
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def diagram_words(code: str) -> str:
+    """The words a reader sees in the drawn diagram, in the order written,
+    each once: what the search indexes of it (its source, with the mermaid
+    syntax, is kept out of the index; a result would show ``A -- "…" --> B``)."""
+    words = []
+    for match in _LABEL.finditer(code):
+        text = " ".join(_BREAK.sub(" ", next(g for g in match.groups() if g is not None)).split())
+        if text and text not in words:
+            words.append(text)
+    return " ".join(words)
+
+
 def visit_mermaid_html(self, node) -> None:
-    """The diagram's images, each a link to its SVG, and its source."""
+    """The diagram's images, each a link to its SVG, and its source; the
+    search indexes the diagram's words (Pagefind's attribute indexing)."""
     images = node.get("kb_images") or []
     classes = ["kb-diagram"] + ([f"align-{node['align']}"] if "align" in node else [])
     ident = f' id="{node["ids"][0]}"' if len(node.get("ids", [])) == 1 else ""
     alt = html.escape(node.get("kb_alt", ""), quote=True)
-    self.body.append(f'<div{ident} class="{" ".join(classes)}">\n')
+    words = html.escape(diagram_words(node["code"]), quote=True)
+    indexed = (
+        f' data-kb-diagram-words="{words}" data-pagefind-index-attrs="data-kb-diagram-words"' if words else ""
+    )
+    self.body.append(f'<div{ident} class="{" ".join(classes)}"{indexed}>\n')
     for image in images:
         shown = f" only-{image['variant']}" if len(images) > 1 else ""
         uri = html.escape(image["uri"], quote=True)
