@@ -560,4 +560,5 @@ def setup(app) -> dict[str, Any]:
     # singlehtml collects no pages: copied when the build ends, before
     # kb.guard.html reads the written files (the default priority, 500)
     app.connect("build-finished", lambda app, exc: exc is None and copy_svgs(app), priority=400)
-    return {"version": "3", "parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: bumped when the written HTML changes (a full rebuild)
+    return {"version": "3", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
