@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -73,7 +74,9 @@ def test_includes_that_multiply_stop_at_a_budget(tmp_path):
     (parts / "p29.txt").write_text("叶子。\n", encoding="utf-8")
     page = root / "docs/training/x.md"
     page.write_text(page.read_text(encoding="utf-8") + "\n```{include} parts/p0.txt\n```\n", encoding="utf-8")
-    assert_fails_at(root, "x.md: WARNING: KB063 the page reads more than 200 files", timeout=120)
+    # at the include past the budget, in the file that holds it
+    out = assert_fails_at(root, "WARNING: KB063 the page reads more than 200 files", timeout=120)
+    assert re.search(r"parts/p\d+\.txt:\d+: WARNING: KB063", out), out[-3000:]
 
 
 @pytest.mark.parametrize(
@@ -192,3 +195,76 @@ def test_a_directive_in_an_included_file_is_reported_at_that_file(tmp_path):
         "docs/training/part.txt:4: WARNING: KB011 literalinclude of",
         "docs/training/part.txt:8: WARNING: KB011 literalinclude of",
     )
+
+
+def test_an_include_in_a_csv_table_cell_is_refused_before_it_is_read(tmp_path):
+    """Each cell is parsed as Markdown on its own, where the page's check of
+    includes does not look: MyST read the file first (a FIFO outside the
+    repository hung the build)."""
+    root = tiny_project(tmp_path / "kb")
+    os.mkfifo(tmp_path / "fifo")
+    page = root / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    line = text.count("\n") + 1
+    page.write_text(text + ':::{csv-table}\n"```{include} ../../../fifo\n```",b\n:::\n', encoding="utf-8")
+    assert_fails_at(
+        root, f"x.md:{line}: WARNING: KB011 a cell of this csv-table holds {{include}}", timeout=120
+    )
+
+
+def test_an_rst_include_is_counted_whole_though_sliced(tmp_path):
+    """docutils reads the whole file, then keeps :end-line: 1 of it."""
+    root = tiny_project(tmp_path / "kb")
+    (root / "docs/training/big.txt").write_text("一行。\n" * 300_000, encoding="utf-8")  # 3 MiB
+    page = root / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    line = text.count("\n") + 2
+    page.write_text(text + "```{eval-rst}\n.. include:: big.txt\n   :end-line: 1\n```\n", encoding="utf-8")
+    assert_fails_at(
+        root, f"x.md:{line}: WARNING: KB063 the page reads more than 200 files or 1 MiB", timeout=120
+    )
+
+
+def test_includes_in_an_included_file_count_from_what_the_page_read(tmp_path):
+    """100 includes in the page, then a file with 150 more: the 101st of those
+    is past the budget and is not read (each text was counted from zero, and
+    an included file not named .md was not looked at)."""
+    root = tiny_project(tmp_path / "kb")
+    folder = root / "docs/training"
+    (folder / "leaf.txt").write_text("叶子。\n", encoding="utf-8")
+    (folder / "a.txt").write_text("```{include} leaf.txt\n```\n\n" * 150, encoding="utf-8")
+    page = folder / "x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8")
+        + "\n"
+        + "```{include} leaf.txt\n```\n\n" * 100
+        + "```{include} a.txt\n```\n",
+        encoding="utf-8",
+    )
+    # the page's 100 and a.txt make 101 reads; a.txt's 100th include (line 298) is the 201st
+    assert_fails_at(
+        root, "docs/training/a.txt:298: WARNING: KB063 the page reads more than 200 files", timeout=120
+    )
+
+
+def test_an_include_outside_in_an_included_txt_file_is_refused_at_its_line(tmp_path):
+    root = tiny_project(tmp_path / "kb")
+    os.mkfifo(tmp_path / "fifo")
+    folder = root / "docs/training"
+    (folder / "part.txt").write_text("一行。\n\n```{include} ../../../fifo\n```\n", encoding="utf-8")
+    page = folder / "x.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n```{include} part.txt\n```\n", encoding="utf-8")
+    assert_fails_at(root, "docs/training/part.txt:3: WARNING: KB011 include of", timeout=120)
+
+
+def test_a_diff_of_long_files_is_refused(tmp_path):
+    """difflib takes time with the square of the lines (160,000 took two minutes)."""
+    root = tiny_project(tmp_path / "kb")
+    folder = root / "docs/training"
+    (folder / "a.txt").write_text("".join(f"{i % 101}\n" for i in range(6_000)), encoding="utf-8")
+    (folder / "b.txt").write_text("".join(f"{i % 97}\n" for i in range(6_000)), encoding="utf-8")
+    page = folder / "x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    line = text.count("\n") + 1
+    page.write_text(text + "```{literalinclude} a.txt\n:diff: b.txt\n```\n", encoding="utf-8")
+    assert_fails_at(root, f"x.md:{line}: WARNING: KB094 :diff: of a.txt, a file of 6000 lines")

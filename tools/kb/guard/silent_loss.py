@@ -197,6 +197,12 @@ def over_budget_alone(files: int, size: int) -> bool:
     return files > MAX_INCLUDES or size > MAX_INCLUDED_BYTES
 
 
+def read_so_far(docname: str) -> tuple[int, int]:
+    """(files, bytes) the page ``docname`` has read so far in this process."""
+    count = _included.get(docname)
+    return (count[0], count[1]) if count else (0, 0)
+
+
 def read_budget_spent(docname: str) -> bool:
     """Whether the page ``docname`` has read all its budget allows."""
     count = _included.get(docname)

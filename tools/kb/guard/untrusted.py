@@ -323,8 +323,36 @@ class CheckedCodeBlock(CodeBlock):
         return [] if line_spec_too_large(self, "emphasize-lines") else super().run()
 
 
+# :diff: compares two files line by line (difflib: time grows with the
+# square of the lines; 160,000 lines took two minutes)
+MAX_DIFF_LINES = 5_000
+
+
 class ConfinedLiteralInclude(_Confined, LiteralInclude):
     what = "literalinclude of"
+
+    def diff_too_long(self) -> bool:
+        """Report (KB094) a :diff: of a file longer than MAX_DIFF_LINES."""
+        for argument in (self.arguments[0], self.options["diff"]):
+            path = self.env.relfn2path(argument.strip(), self.env.docname)[1]
+            try:
+                with open(path, "rb") as file:
+                    lines = sum(chunk.count(b"\n") for chunk in iter(lambda: file.read(1 << 16), b""))
+            except OSError:
+                continue  # missing: the directive reports it
+            if lines > MAX_DIFF_LINES:
+                logger.warning(
+                    "KB094 :diff: of %s, a file of %d lines, more than the %d a diff may "
+                    "have (it takes time with the square of the lines); show a shorter excerpt",
+                    argument.strip(),
+                    lines,
+                    MAX_DIFF_LINES,
+                    location=directive_location(self),
+                    type="kb",
+                    subtype="untrusted",
+                )
+                return True
+        return False
 
     def run(self) -> list[nodes.Node]:
         if self.refused(self.arguments[0]) or line_spec_too_large(self, "lines", "emphasize-lines"):
@@ -335,7 +363,7 @@ class ConfinedLiteralInclude(_Confined, LiteralInclude):
             # :diff: reads a second file, by the name as given (a trailing space
             # is part of it): checked as read
             self.options["diff"] = self.options["diff"].strip()
-            if self.refused(self.options["diff"]):
+            if self.refused(self.options["diff"]) or self.diff_too_long():
                 return []
         for argument in (self.arguments[0], self.options.get("diff")):
             if argument and self.over_budget(self.env.relfn2path(argument.strip(), self.env.docname)[1]):
@@ -372,8 +400,18 @@ class ConfinedInclude(_Confined, Include):
             # read as text, not parsed: Sphinx's include-read never sees it
             if self.over_budget(path):
                 return []
-        elif silent_loss.read_budget_spent(self.env.docname):
-            return []  # include-read would blank it, after reading it whole
+        else:
+            # docutils reads the whole file, then slices it (:end-line: 1 of 20
+            # MiB); include-read counts the slice, after the read: the file's
+            # size is checked first
+            files, size = silent_loss.read_so_far(self.env.docname)
+            with contextlib.suppress(OSError):  # missing: the directive reports it
+                size += os.path.getsize(path)
+            if silent_loss.over_budget_alone(files + 1, size):
+                silent_loss.report_over_budget(
+                    self.env.docname, os.path.relpath(path, self.env.srcdir), directive_location(self)
+                )
+                return []
         return super().run()
 
 
@@ -384,6 +422,8 @@ _csv_nesting = [0]
 # and cells in one table: each is parsed as Markdown on its own (120 KB of
 # cells took 43 s); the longest table of the articles has under 200
 MAX_CSV_CELLS = 5_000
+# directives a cell may not hold: each reads a file (eval-rst: rST's)
+CELL_REFUSED = frozenset({"include", "literalinclude", "csv-table", "eval-rst", "eval-rest"})
 
 
 class ConfinedCSVTable(_Confined, CSVTable):
@@ -406,6 +446,10 @@ class ConfinedCSVTable(_Confined, CSVTable):
         finally:
             if read is not None:
                 self.options["file"] = given
+        for row in rows:
+            for *_, lines in row:
+                if self.cell_reads_a_file("\n".join(lines)):
+                    return True
         cells = sum(len(row) for row in rows)
         if cells > MAX_CSV_CELLS:
             logger.warning(
@@ -429,6 +473,25 @@ class ConfinedCSVTable(_Confined, CSVTable):
                         subtype="nesting",
                     )
                     return True
+        return False
+
+    def cell_reads_a_file(self, text: str) -> bool:
+        """Report (KB011) a cell that holds a directive reading a file: each cell
+        is parsed as Markdown on its own, where the page's checks of includes
+        (scan_includes) do not see it, and MyST would read the file first."""
+        md = kb_markdown.probe(self)  # (reads .config)
+        for name, argument, _start, _end in kb_markdown.directives(md, text):
+            if canonical_directive(self, name) in CELL_REFUSED:
+                logger.warning(
+                    "KB011 a cell of this csv-table holds {%s} %s: a cell is parsed on its own, "
+                    "where no file may be read (nor a table of tables); put the text in the cell",
+                    name,
+                    argument,
+                    location=directive_location(self),
+                    type="kb",
+                    subtype="untrusted",
+                )
+                return True
         return False
 
     def run(self) -> list[nodes.Node]:
@@ -577,14 +640,21 @@ def canonical_directive(app, name: str) -> str:
     return language.directives.get(lowered, lowered)
 
 
-def scan_includes(app, docname: str, text: str) -> str:
+def scan_includes(
+    app, docname: str, text: str, where: str | None = None, spent: tuple[int, int] = (0, 0)
+) -> str:
     """``text`` with every MyST include of a file outside docs/ and _static/
-    blanked out (line numbers kept), each reported at its line."""
+    blanked out (line numbers kept), each reported at its line (of the
+    included file ``where``, if it is one); and every include past the page's
+    budget of reads (KB063), counted from what the page has read so far."""
     md = kb_markdown.probe(app)
     lines = text.split("\n")
     roots = allowed_roots(app)
     changed = False
-    files = size = 0  # what this text's includes would read
+    at = (lambda line: f"{where}:{line}") if where else (lambda line: (docname, line))
+    # read so far, and ``spent`` (the included file being scanned), and what
+    # this text's includes would add
+    files, size = (a + b for a, b in zip(silent_loss.read_so_far(docname), spent, strict=True))
     for name, argument, start, end in kb_markdown.directives(md, text):
         directive = canonical_directive(app, name)
         if directive not in ("include", "literalinclude") or not argument:
@@ -596,16 +666,16 @@ def scan_includes(app, docname: str, text: str) -> str:
             _, absolute = app.env.relfn2path(argument, docname)
             problem = file_problem(absolute, roots)
         if problem:
-            _refuse_file((docname, start + 1), f"{name} of", argument, problem)
+            _refuse_file(at(start + 1), f"{name} of", argument, problem)
             lines[start:end] = [""] * (end - start)
             changed = True
         elif directive == "include":
-            # MyST reads the whole file before include-read can count it: more
-            # than the page's budget of includes in one text is not read at all
+            # MyST reads the whole file before include-read can count it: an
+            # include past the page's budget is not read at all
             files += 1
             size += os.path.getsize(absolute) if os.path.isfile(absolute) else 0
             if silent_loss.over_budget_alone(files, size):
-                silent_loss.report_over_budget(docname, argument, (docname, start + 1))
+                silent_loss.report_over_budget(docname, argument, at(start + 1))
                 lines[start:end] = [""] * (end - start)
                 changed = True
     return "\n".join(lines) if changed else text
@@ -725,10 +795,15 @@ def on_include_read(app, relative_path: Path, parent_docname: str, content: list
         _refuse_file((docname, None), "include of", str(relative_path), problem)
         content[0] = ""
         return
+    if silent_loss.over_budget_alone(*silent_loss.read_so_far(docname)):
+        content[0] = ""  # past the page's budget: not scanned (silent_loss reports it)
+        return
     content[0] = strip_bidi(content[0], lambda line: f"{shown(path)}:{line}")
     if path.suffix == ".md":
         content[0] = strip_page_settings(docname, content[0], where=str(path))
-        content[0] = scan_includes(app, docname, content[0])
+    # MyST parses an included file as Markdown whatever its name (part.txt)
+    this = (1, len(content[0].encode("utf-8")))  # counted by silent_loss after this handler
+    content[0] = scan_includes(app, docname, content[0], where=shown(path), spent=this)
 
 
 # -- the doctree: links, images, downloads, meta, and where nodes came from -----
