@@ -326,6 +326,12 @@ OTHER_CASES = {
         "- pattern: '^https://x/'\n",
         "data/linkcheck-ignore.yaml:1: WARNING: KB043 at [0]: 'reason' is a required property",
     ),
+    # every pattern is tried on every link (and on every redirect's address)
+    "linkcheck-too-many": (
+        "linkcheck-ignore.yaml",
+        "".join(f"- pattern: '^https://x{i}\\.example/'\n  reason: r\n" for i in range(51)),
+        "data/linkcheck-ignore.yaml:1: WARNING: KB043",
+    ),
 }
 
 
