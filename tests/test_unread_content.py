@@ -268,3 +268,32 @@ def test_a_diff_of_long_files_is_refused(tmp_path):
     line = text.count("\n") + 1
     page.write_text(text + "```{literalinclude} a.txt\n:diff: b.txt\n```\n", encoding="utf-8")
     assert_fails_at(root, f"x.md:{line}: WARNING: KB094 :diff: of a.txt, a file of 6000 lines")
+
+
+@pytest.mark.parametrize("where", ["page", "literalinclude", "include", "rst-code-include"])
+def test_a_long_run_of_whitespace_lines_is_refused(tmp_path, where):
+    """Pygments takes time with the square of a run of lines that hold only
+    spaces or tabs (20,000 lines: a minute; a 1 MiB page of them: hours)."""
+    root = tiny_project(tmp_path / "kb")
+    folder = root / "docs/training"
+    blank = "    \n\t\n" * 1_000
+    page = folder / "x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    line = text.count("\n") + 1
+    if where == "page":
+        text += "```\n" + blank + "```\n"
+        message = f"x.md:{line + 1}: WARNING: KB094 more than 500 lines"
+    else:
+        (folder / "blank.txt").write_text("x = 1\n" + blank, encoding="utf-8")
+        text += {
+            "literalinclude": "```{literalinclude} blank.txt\n```\n",
+            "include": "```{include} blank.txt\n```\n",
+            "rst-code-include": "```{eval-rst}\n.. include:: blank.txt\n   :code: python\n```\n",
+        }[where]
+        message = {
+            "literalinclude": f"x.md:{line}: WARNING: KB094 more than 500 lines",
+            "include": "docs/training/blank.txt:2: WARNING: KB094 more than 500 lines",
+            "rst-code-include": f"x.md:{line + 1}: WARNING: KB094 more than 500 lines",
+        }[where]
+    page.write_text(text, encoding="utf-8")
+    assert_fails_at(root, message, timeout=120)

@@ -165,9 +165,57 @@ def _report_depth(app, text: str, location) -> None:
         )
 
 
+# -- KB094 blank runs: Pygments' lexers take time with the square of a run of
+# lines holding only spaces or tabs (20,000 such lines: a minute; a 1 MiB page
+# of them: hours), in any code block. No page needs more than this many in a row.
+MAX_BLANK_RUN = 500
+
+
+def blank_run(text: str) -> int | None:
+    """The 1-based line where a run of more than MAX_BLANK_RUN lines holding
+    nothing but whitespace starts, if there is one (linear: no regex)."""
+    run = start = 0
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip(" \t\f\v\r"):
+            run = 0
+            continue
+        start = number if run == 0 else start
+        run += 1
+        if run > MAX_BLANK_RUN:
+            return start
+    return None
+
+
+def report_blank_run(location) -> None:
+    logger.warning(
+        "KB094 more than %d lines in a row hold nothing but spaces or tabs: highlighting "
+        "them takes time with the square of their number; remove them",
+        MAX_BLANK_RUN,
+        location=location,
+        type="kb",
+        subtype="untrusted",
+    )
+
+
+def cut_blank_runs(text: str, location) -> str:
+    """``text`` with each run of blank lines cut to MAX_BLANK_RUN lines, the
+    first such run reported (KB094) at its line of ``location``."""
+    line = blank_run(text)
+    if line is None:
+        return text
+    report_blank_run(location(line))
+    kept, run = [], 0
+    for piece in text.split("\n"):
+        run = 0 if piece.strip(" \t\f\v\r") else run + 1
+        if run <= MAX_BLANK_RUN:
+            kept.append(piece)
+    return "\n".join(kept)
+
+
 def on_source_read(app, docname: str, source: list[str]) -> None:
     _included.pop(docname, None)  # read again: its includes counted afresh
     if str(app.env.doc2path(docname)).endswith(".md"):
+        source[0] = cut_blank_runs(source[0], lambda line: (docname, line))
         _report_depth(app, source[0], lambda line: (docname, line))
         source[0] = cut_too_deep(app.config, source[0], lambda line: (docname, line))
 
@@ -269,6 +317,7 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     if over_read_budget(page, len(content[0].encode("utf-8")), relative_path, (page, None)):
         content[0] = ""
         return
+    content[0] = cut_blank_runs(content[0], lambda line: f"{path}:{line}")
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
     if path.suffix == ".md":
         content[0] = cut_too_deep(app.config, content[0], lambda line: f"{path}:{line}")

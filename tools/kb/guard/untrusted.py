@@ -249,6 +249,19 @@ class _Confined(SphinxDirective):
             return True
         return False
 
+    def blank_run(self, path: str | os.PathLike) -> bool:
+        """Report (KB094) a file with a long run of whitespace-only lines
+        (within the budget: at most 1 MiB is read here)."""
+        try:
+            with open(path, encoding="utf-8", errors="replace") as file:
+                line = silent_loss.blank_run(file.read())
+        except OSError:
+            return False  # missing: the directive reports it
+        if line is None:
+            return False
+        silent_loss.report_blank_run(directive_location(self))
+        return True
+
     def over_budget(self, path: str | os.PathLike) -> bool:
         """Count the file against the page's budget of reads (KB063: a page
         of literalincludes of one large file would write gigabytes)."""
@@ -368,6 +381,8 @@ class ConfinedLiteralInclude(_Confined, LiteralInclude):
         for argument in (self.arguments[0], self.options.get("diff")):
             if argument and self.over_budget(self.env.relfn2path(argument.strip(), self.env.docname)[1]):
                 return []
+            if argument and self.blank_run(self.env.relfn2path(argument.strip(), self.env.docname)[1]):
+                return []
         return super().run()
 
 
@@ -398,7 +413,7 @@ class ConfinedInclude(_Confined, Include):
         path = self.env.relfn2path(self.arguments[0].strip(), self.env.docname)[1]
         if "literal" in self.options or "code" in self.options:
             # read as text, not parsed: Sphinx's include-read never sees it
-            if self.over_budget(path):
+            if self.over_budget(path) or self.blank_run(path):
                 return []
         else:
             # docutils reads the whole file, then slices it (:end-line: 1 of 20
