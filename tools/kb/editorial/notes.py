@@ -315,6 +315,27 @@ def _render(app, fromdoc: str) -> list[nodes.Node]:
     return out
 
 
+# The verdict line of every note, as a link without words of its own shows
+# it: made once a build, when the pages have been read (env-updated, before
+# the pages are written, in worker processes too), not once a page (10,000
+# notes at 1,000 articles).
+_verdicts: dict[str, set[str]] = {}
+
+
+def collect_verdicts(app, env, *_args) -> set[str]:
+    _verdicts["set"] = {
+        _("{title}：{summary}").format(title=_(TITLE), summary=note["summary"])
+        for found in documents(env, "editor_notes").values()
+        for note in found
+    }
+    return _verdicts["set"]
+
+
+def on_env_updated(app, env) -> list[str]:
+    collect_verdicts(app, env)
+    return []  # no page to write besides those Sphinx writes
+
+
 # what may stand between links to notes in a paragraph of nothing else
 SEPARATORS = re.compile(r"[\s·、，,;；/|]+")
 
@@ -328,11 +349,9 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     # notes, the 勘误 page), or those pages outrank the article. A link with
     # its own words (见{ref}`案例 3 的编者注 <…>`) is indexed as the page
     # reads: without them, a result would show "见。".
-    verdicts = {
-        _("{title}：{summary}").format(title=_(TITLE), summary=note["summary"])
-        for found in documents(app.env, "editor_notes").values()
-        for note in found
-    }
+    verdicts = _verdicts.get("set")
+    if verdicts is None:
+        verdicts = collect_verdicts(app, app.env)
     for ref in doctree.findall(nodes.reference):
         target = ref.get("refid") or ref.get("refuri", "").partition("#")[2]
         if target.startswith("note-") and ref.astext() in verdicts:
@@ -363,4 +382,5 @@ def setup(app) -> dict[str, Any]:
     app.add_directive("kb-editor-notes", EditorNotesList)
     app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
+    app.connect("env-updated", on_env_updated)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 5}
