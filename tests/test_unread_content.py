@@ -270,13 +270,22 @@ def test_a_diff_of_long_files_is_refused(tmp_path):
     assert_fails_at(root, f"x.md:{line}: WARNING: KB094 :diff: of a.txt, a file of 6000 lines")
 
 
-@pytest.mark.parametrize("where", ["page", "literalinclude", "include", "rst-code-include"])
-def test_a_long_run_of_whitespace_lines_is_refused(tmp_path, where):
+@pytest.mark.parametrize(
+    "where, blank",
+    [
+        ("page", "    \n\t\n"),
+        ("page", "\u3000\n\xa0\n"),  # Unicode's whitespace is as slow
+        ("literalinclude", "    \n\t\n"),
+        ("include", "    \n\t\n"),
+        ("rst-code-include", "    \n\t\n"),
+    ],
+)
+def test_a_long_run_of_whitespace_lines_is_refused(tmp_path, where, blank):
     """Pygments takes time with the square of a run of lines that hold only
     spaces or tabs (20,000 lines: a minute; a 1 MiB page of them: hours)."""
     root = tiny_project(tmp_path / "kb")
     folder = root / "docs/training"
-    blank = "    \n\t\n" * 1_000
+    blank = blank * 1_000
     page = folder / "x.md"
     text = page.read_text(encoding="utf-8") + "\n"
     line = text.count("\n") + 1

@@ -171,18 +171,22 @@ def _report_depth(app, text: str, location) -> None:
 MAX_BLANK_RUN = 500
 
 
+def _runs(lines: list[str]):
+    """For each line, the length of the run of blank lines it ends (0 for a
+    line with text). Blank: nothing but whitespace, Unicode's too (a line of
+    U+3000 or U+00A0 is as slow to highlight as one of spaces)."""
+    run = 0
+    for line in lines:
+        run = 0 if line.strip() else run + 1
+        yield run
+
+
 def blank_run(text: str) -> int | None:
     """The 1-based line where a run of more than MAX_BLANK_RUN lines holding
     nothing but whitespace starts, if there is one (linear: no regex)."""
-    run = start = 0
-    for number, line in enumerate(text.split("\n"), 1):
-        if line.strip(" \t\f\v\r"):
-            run = 0
-            continue
-        start = number if run == 0 else start
-        run += 1
+    for number, run in enumerate(_runs(text.split("\n")), 1):
         if run > MAX_BLANK_RUN:
-            return start
+            return number - run + 1
     return None
 
 
@@ -204,12 +208,8 @@ def cut_blank_runs(text: str, location) -> str:
     if line is None:
         return text
     report_blank_run(location(line))
-    kept, run = [], 0
-    for piece in text.split("\n"):
-        run = 0 if piece.strip(" \t\f\v\r") else run + 1
-        if run <= MAX_BLANK_RUN:
-            kept.append(piece)
-    return "\n".join(kept)
+    lines = text.split("\n")
+    return "\n".join(piece for piece, run in zip(lines, _runs(lines), strict=True) if run <= MAX_BLANK_RUN)
 
 
 def on_source_read(app, docname: str, source: list[str]) -> None:
