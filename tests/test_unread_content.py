@@ -79,6 +79,15 @@ def test_includes_that_multiply_stop_at_a_budget(tmp_path):
     assert re.search(r"parts/p\d+\.txt:\d+: WARNING: KB063", out), out[-3000:]
 
 
+def appended(root, addition: str) -> int:
+    """Append ``addition`` to the tiny project's page training/x.md, after a
+    blank line; the line it starts on."""
+    page = root / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    page.write_text(text + addition, encoding="utf-8")
+    return text.count("\n") + 1
+
+
 @pytest.mark.parametrize(
     "directive, size, times, over",
     [
@@ -203,10 +212,7 @@ def test_an_include_in_a_csv_table_cell_is_refused_before_it_is_read(tmp_path):
     repository hung the build)."""
     root = tiny_project(tmp_path / "kb")
     os.mkfifo(tmp_path / "fifo")
-    page = root / "docs/training/x.md"
-    text = page.read_text(encoding="utf-8") + "\n"
-    line = text.count("\n") + 1
-    page.write_text(text + ':::{csv-table}\n"```{include} ../../../fifo\n```",b\n:::\n', encoding="utf-8")
+    line = appended(root, ':::{csv-table}\n"```{include} ../../../fifo\n```",b\n:::\n')
     assert_fails_at(
         root, f"x.md:{line}: WARNING: KB011 a cell of this csv-table holds {{include}}", timeout=120
     )
@@ -216,10 +222,7 @@ def test_an_rst_include_is_counted_whole_though_sliced(tmp_path):
     """docutils reads the whole file, then keeps :end-line: 1 of it."""
     root = tiny_project(tmp_path / "kb")
     (root / "docs/training/big.txt").write_text("一行。\n" * 300_000, encoding="utf-8")  # 3 MiB
-    page = root / "docs/training/x.md"
-    text = page.read_text(encoding="utf-8") + "\n"
-    line = text.count("\n") + 2
-    page.write_text(text + "```{eval-rst}\n.. include:: big.txt\n   :end-line: 1\n```\n", encoding="utf-8")
+    line = appended(root, "```{eval-rst}\n.. include:: big.txt\n   :end-line: 1\n```\n") + 1
     assert_fails_at(
         root, f"x.md:{line}: WARNING: KB063 the page reads more than 200 files or 1 MiB", timeout=120
     )
@@ -263,10 +266,7 @@ def test_a_diff_of_long_files_is_refused(tmp_path):
     folder = root / "docs/training"
     (folder / "a.txt").write_text("".join(f"{i % 101}\n" for i in range(6_000)), encoding="utf-8")
     (folder / "b.txt").write_text("".join(f"{i % 97}\n" for i in range(6_000)), encoding="utf-8")
-    page = folder / "x.md"
-    text = page.read_text(encoding="utf-8") + "\n"
-    line = text.count("\n") + 1
-    page.write_text(text + "```{literalinclude} a.txt\n:diff: b.txt\n```\n", encoding="utf-8")
+    line = appended(root, "```{literalinclude} a.txt\n:diff: b.txt\n```\n")
     assert_fails_at(root, f"x.md:{line}: WARNING: KB094 :diff: of a.txt, a file of 6000 lines")
 
 

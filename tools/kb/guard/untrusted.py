@@ -437,8 +437,19 @@ _csv_nesting = [0]
 # and cells in one table: each is parsed as Markdown on its own (120 KB of
 # cells took 43 s); the longest table of the articles has under 200
 MAX_CSV_CELLS = 5_000
-# directives a cell may not hold: each reads a file (eval-rst: rST's)
-CELL_REFUSED = frozenset({"include", "literalinclude", "csv-table", "eval-rst", "eval-rest"})
+# Directives that read a file (csv-table: its :file:; eval-rst: rST's include
+# and literalinclude): text parsed on its own, out of sight of the page's
+# checks (a csv-table cell, a glossary definition), may hold none of them.
+FILE_READERS = frozenset({"include", "literalinclude", "csv-table", "eval-rst", "eval-rest"})
+
+
+def file_readers(holder, text: str):
+    """(name, argument, first line, end line) of each directive of ``text``
+    that reads a file (FILE_READERS, by any of its names); ``holder`` has the
+    build's ``config``."""
+    for name, argument, start, end in kb_markdown.directives(kb_markdown.probe(holder), text):
+        if canonical_directive(holder, name) in FILE_READERS:
+            yield name, argument, start, end
 
 
 class ConfinedCSVTable(_Confined, CSVTable):
@@ -494,19 +505,17 @@ class ConfinedCSVTable(_Confined, CSVTable):
         """Report (KB011) a cell that holds a directive reading a file: each cell
         is parsed as Markdown on its own, where the page's checks of includes
         (scan_includes) do not see it, and MyST would read the file first."""
-        md = kb_markdown.probe(self)  # (reads .config)
-        for name, argument, _start, _end in kb_markdown.directives(md, text):
-            if canonical_directive(self, name) in CELL_REFUSED:
-                logger.warning(
-                    "KB011 a cell of this csv-table holds {%s} %s: a cell is parsed on its own, "
-                    "where no file may be read (nor a table of tables); put the text in the cell",
-                    name,
-                    argument,
-                    location=directive_location(self),
-                    type="kb",
-                    subtype="untrusted",
-                )
-                return True
+        for name, argument, _start, _end in file_readers(self, text):
+            logger.warning(
+                "KB011 a cell of this csv-table holds {%s} %s: a cell is parsed on its own, "
+                "where no file may be read (nor a table of tables); put the text in the cell",
+                name,
+                argument,
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
+            return True
         return False
 
     def run(self) -> list[nodes.Node]:

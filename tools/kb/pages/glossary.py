@@ -31,7 +31,6 @@ exist.
 
 from __future__ import annotations
 
-import types
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +41,10 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from kb.core import data as kb_data
-from kb.core import markdown as kb_markdown
 from kb.core.i18n import _
 from kb.core.store import documents
 from kb.guard.silent_loss import cut_too_deep, too_deep
-from kb.guard.untrusted import canonical_directive
+from kb.guard.untrusted import file_readers
 from kb.pages.listings import holds_listing
 from kb.site import output_state
 
@@ -170,31 +168,23 @@ class GlossaryDirective(SphinxDirective):
             )
         # directives or rST nested past Python's recursion limit: dropped (KB053)
         text = cut_too_deep(self.config, text, lambda _line: where)
-        settings = types.SimpleNamespace(config=self.config)  # what probe and canonical_directive read
         lines = text.split("\n")
-        md = kb_markdown.probe(settings)
-        for name, argument, start, end in kb_markdown.directives(md, text):
-            # (csv-table: its :file:; eval-rst: rST's include and literalinclude)
-            if canonical_directive(settings, name) in FILE_DIRECTIVES:
-                logger.warning(
-                    "KB048 {%s} %s in a glossary definition: a definition cannot pull in a "
-                    "file or hold a table or rST; write the text in def (one to three sentences)",
-                    name,
-                    argument,
-                    location=where,
-                    type="kb",
-                    subtype="glossary",
-                )
-                lines[start:end] = [""] * (end - start)
+        for name, argument, start, end in file_readers(self, text):
+            logger.warning(
+                "KB048 {%s} %s in a glossary definition: a definition cannot pull in a "
+                "file or hold a table or rST; write the text in def (one to three sentences)",
+                name,
+                argument,
+                location=where,
+                type="kb",
+                subtype="glossary",
+            )
+            lines[start:end] = [""] * (end - start)
         return "\n".join(lines)
 
     def yaml_location(self, source: str, line: int) -> str:
         """The YAML file and the entry's line, as Sphinx names the entry's nodes."""
         return f"{source}:{line}"
-
-
-# Directives a definition may not hold: each can read a file (KB048).
-FILE_DIRECTIVES = ("include", "literalinclude", "csv-table", "eval-rst", "eval-rest")
 
 
 def _locate(item: nodes.Node, source: str, line: int) -> None:
