@@ -246,6 +246,17 @@ def test_a_definition_nested_too_deep_is_a_warning(tiny):
     )
 
 
+def test_a_definition_with_a_long_run_of_whitespace_lines_is_a_warning(tiny):
+    """Highlighting such a run takes time with the square of its length (KB094)."""
+    code = "```python\n" + "    \n" * 1_000 + "```"
+    glossary = GLOSSARY.replace("低精度训练。", json.dumps(f"低精度训练。\n\n{code}\n"))
+    write(tiny, "data/glossary.yaml", glossary)
+    _fails(
+        tiny,
+        f"{tiny}/data/glossary.yaml:{_line(glossary, '- id: mixed-precision')}: WARNING: KB094 more than 500 lines",
+    )
+
+
 @pytest.mark.parametrize(
     "directive, body",
     [

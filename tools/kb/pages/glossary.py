@@ -43,7 +43,7 @@ from sphinx.util.docutils import SphinxDirective
 from kb.core import data as kb_data
 from kb.core.i18n import _
 from kb.core.store import documents
-from kb.guard.silent_loss import cut_too_deep, too_deep
+from kb.guard.silent_loss import cut_blank_runs, cut_too_deep, too_deep
 from kb.guard.untrusted import file_readers
 from kb.pages.listings import holds_listing
 from kb.site import output_state
@@ -168,6 +168,8 @@ class GlossaryDirective(SphinxDirective):
             )
         # directives or rST nested past Python's recursion limit: dropped (KB053)
         text = cut_too_deep(self.config, text, lambda _line: where)
+        # a long run of whitespace-only lines: slow to highlight (KB094)
+        text = cut_blank_runs(text, lambda _line: where)
         lines = text.split("\n")
         for name, argument, start, end in file_readers(self, text):
             logger.warning(
