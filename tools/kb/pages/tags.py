@@ -7,7 +7,7 @@ Chinese names in ``data/tags.yaml``), and
   every tag with its count (pages generated at write time, no sources);
 - every article ends with its tags (linked to their pages) and 相关文章: the
   three articles sharing the most tags with it (same guide breaks ties, then
-  reading order), after its 关键词 (front-matter ``keywords``, if any).
+  nearness in reading order), after its 关键词 (front-matter ``keywords``, if any).
 
 Incremental builds stay correct: after reading, the related lists are
 recomputed (when anything listings show changed) and every article whose
@@ -17,6 +17,7 @@ not change. The lists of this build are ``site(env)["related"]``.
 
 from __future__ import annotations
 
+import heapq
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -53,14 +54,21 @@ def related_all(env) -> dict[str, list[str]]:
             for other in by_tag[tag]:
                 if other != doc:
                     shared[other] = shared.get(other, 0) + 1
-        for other in pages:  # same guide, no shared tag: still related
-            if other != doc and other not in shared and guides[doc] & guides[other]:
-                shared[other] = 0
+        if len(shared) < RELATED:  # same guide, no shared tag: still related, after those
+            for other in pages:
+                if other != doc and other not in shared and guides[doc] & guides[other]:
+                    shared[other] = 0
 
-        def rank(other: str, doc=doc, shared=shared):
-            return (-shared[other], not (guides[doc] & guides[other]), pos.get(other, len(pos)), other)
+        here = pos.get(doc, len(pos))
 
-        out[doc] = sorted(shared, key=rank)[:RELATED]
+        def rank(other: str, doc=doc, shared=shared, here=here):
+            # ties go to the nearest articles in reading order, not to the
+            # first ones of the guide: every article would otherwise list the
+            # same few, and a title edit there would rewrite them all
+            there = pos.get(other, len(pos))
+            return (-shared[other], not (guides[doc] & guides[other]), abs(there - here), there, other)
+
+        out[doc] = heapq.nsmallest(RELATED, shared, key=rank)
     return out
 
 
@@ -163,4 +171,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-get-updated", on_env_get_updated)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("html-collect-pages", on_collect_pages)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}
