@@ -53,6 +53,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from kb.calc import formulas, gpus
+from kb.core.store import documents
 from kb.core.i18n import N_, _
 
 logger = logging.getLogger(__name__)
@@ -228,6 +229,7 @@ class CalculatorDirective(SphinxDirective):
         node["config"] = self.config_for_browser(name, spec, values, cards)
         node += self.static_content(name, spec, values, cards)
         self.set_source_info(node)
+        documents(self.env, "assets")[self.env.docname] = "calculator"
         return [node]
 
     def config_for_browser(self, name: str, spec: dict, values: dict, cards: list[dict]) -> dict:
@@ -533,19 +535,21 @@ class GpuSpecTableDirective(SphinxDirective):
             listing += nodes.list_item("", item)
         scroll = spec_table_scroll()
         scroll += table
+        documents(self.env, "assets").setdefault(self.env.docname, "spec-table")
         return [scroll, note, listing]
 
 
 def add_assets(app, pagename, templatename, context, doctree) -> None:
     """calc.js and calc.css on pages with a calculator, calc.css where the spec
-    table is, and nothing elsewhere."""
+    table is, and nothing elsewhere (as noted when the page was read: walking
+    every doctree again costs about 10 ms a page)."""
     if not interactive(app.builder) or doctree is None:
         return
-    if doctree.next_node(calculator) is not None:
+    kind = documents(app.env, "assets").get(pagename)
+    if kind:
         app.add_css_file(STYLE)
+    if kind == "calculator":
         app.add_js_file(SCRIPT, type="module")
-    elif doctree.next_node(spec_table_scroll) is not None:
-        app.add_css_file(STYLE)
 
 
 def check_data(app, config) -> None:
@@ -563,6 +567,7 @@ def check_data(app, config) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.data")  # kb_data_dir
+    app.setup_extension("kb.core.store")  # which pages need calc.js and calc.css
     app.add_config_value("kb_calc_data_dir", "", "", types=[str])  # set from kb_data_dir
     app.add_node(
         calculator,
@@ -584,4 +589,4 @@ def setup(app) -> dict[str, Any]:
     app.add_directive("gpu-spec-table", GpuSpecTableDirective)
     app.connect("config-inited", check_data)
     app.connect("html-page-context", add_assets)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

@@ -16,7 +16,8 @@ incremental builds). ``KnowledgeBase`` keeps two kinds:
   list, in order, collected here from Sphinx's documented ``toctree`` node:
   ``toctree_children``; Sphinx's own record of it, ``env.toctree_includes``,
   is not part of its documented environment API), ``read`` (every page
-  read: kb.site.build_speed checks that none handed to a worker was lost).
+  read: kb.site.build_speed checks that none handed to a worker was lost),
+  ``assets`` (pages with a calculator or the spec table: kb.calc.directive).
 - **for the whole site** (``site(env)``: name -> value): what is derived
   from all documents once they are read (reading order, the 相关文章 lists)
   or read once per build (git dates), for the pages written in this build;
@@ -42,7 +43,7 @@ from typing import Any
 from sphinx import addnodes
 from sphinx.domains import Domain
 
-PER_DOCUMENT = ("pages", "listings", "term_usage", "editor_notes", "mermaid", "toctrees", "read")
+PER_DOCUMENT = ("pages", "listings", "term_usage", "editor_notes", "mermaid", "toctrees", "read", "assets")
 SHOWN_IN_LISTINGS = ("pages", "editor_notes", "term_usage")
 
 
@@ -52,7 +53,7 @@ class KnowledgeBase(Domain):
     name = "kb"
     label = "51 算力知识库"
     initial_data: dict[str, Any] = {"documents": {name: {} for name in PER_DOCUMENT}, "site": {}}
-    data_version = 4
+    data_version = 5
 
     def clear_doc(self, docname: str) -> None:
         for store in self.data["documents"].values():

@@ -475,8 +475,10 @@ def visit_mermaid_html(self, node) -> None:
 
 
 def add_assets(app, pagename, templatename, context, doctree) -> None:
-    """kb-mermaid.css on pages with a diagram, and only there (no script)."""
-    if app.builder.format != "html" or doctree is None or doctree.next_node(mermaid) is None:
+    """kb-mermaid.css on pages with a diagram, and only there (no script):
+    the pages whose diagrams were noted when they were read (walking every
+    doctree again costs about 10 ms a page)."""
+    if app.builder.format != "html" or doctree is None or not documents(app.env, "mermaid").get(pagename):
         return
     app.add_css_file(STYLE)
 
