@@ -652,6 +652,8 @@ def on_builder_inited(app) -> None:
     shutil.rmtree(Path(app.doctreedir) / CHECKED, ignore_errors=True)  # of a build that stopped
     _passed.clear()
     _passed.update(passed_before(Path(app.doctreedir)))
+    _stop_background()  # of a build that stopped
+    _background["main"] = os.getpid()
     headers = Path(app.confdir) / HEADERS
     if headers.is_symlink():
         pass  # refused as a link (KB011, kb.guard.untrusted), never read
@@ -683,9 +685,10 @@ _passed: set[str] = set()  # of this build; forked workers inherit it
 # Pages are checked as soon as they are written (``kb-html-page-written``,
 # from kb.site.build_speed's builder), in the process that wrote them: in a
 # parallel build, the worker processes, while the main process prepares the
-# next pages. Each process appends the digests that passed to a file of its
-# own here; build-finished reads them. A page that failed is checked again
-# there, and reported once.
+# next pages; in a serial write, one forked process (``_background``). Each
+# worker process appends the digests that passed to a file of its own here;
+# build-finished reads them. A page that failed is checked again there, and
+# reported once.
 CHECKED = "kb-guard-checked"
 
 
@@ -726,9 +729,20 @@ def passed_before(doctreedir: Path) -> set[str]:
         return set()
 
 
+# Pages the main process writes (a few, after an edit: kb.site.build_speed)
+# are checked by one forked process meanwhile, on the core the serial write
+# leaves idle; build-finished takes their outcomes.
+_background: dict[str, Any] = {"main": 0, "pool": None, "checks": []}
+
+
 def on_page_written(app, pagename: str, path: Path) -> None:
     """Check a page as it is written; record its digest if it passed."""
     if not serves_pages(app.builder):
+        return
+    if os.getpid() == _background["main"] and _can_fork():
+        if _background["pool"] is None:
+            _background["pool"] = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+        _background["checks"].append(_background["pool"].submit(_check, (path, True)))
         return
     data = path.read_bytes()
     digest = content_digest(path, data, page=True)
@@ -741,11 +755,30 @@ def on_page_written(app, pagename: str, path: Path) -> None:
 
 
 def checked_while_writing(doctreedir: Path) -> set[str]:
-    """The digests of the pages that passed as they were written."""
+    """The digests of the pages that passed as they were written (a page
+    that failed is checked again, and reported, at build-finished)."""
     passed = set()
     for record in sorted((doctreedir / CHECKED).glob("*.txt")):
         passed.update(record.read_text(encoding="ascii").split())
+    for check in _background["checks"]:
+        try:
+            digest, found = check.result()
+        except Exception:  # noqa: BLE001 (the process died: its pages are checked again below)
+            continue
+        if not found:
+            passed.add(digest)
+    _stop_background()
     return passed
+
+
+def _stop_background() -> None:
+    if _background["pool"] is not None:
+        _background["pool"].shutdown(cancel_futures=True)
+    _background.update(pool=None, checks=[])
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 # From this many written files on (a title edit at 1,000 articles writes 200),
@@ -758,7 +791,7 @@ def check_files(files: list[tuple[Path, bool]]) -> list[tuple[str | None, list[t
     many (forked workers: they inherit the policy read at builder-inited and
     the digests that passed)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if len(files) < PARALLEL_FILES or cores < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if len(files) < PARALLEL_FILES or cores < 2 or not _can_fork():
         return [_check(item) for item in files]
     with ProcessPoolExecutor(min(cores, 8), mp_context=multiprocessing.get_context("fork")) as pool:
         return list(pool.map(_check, files, chunksize=16))
@@ -768,6 +801,7 @@ def on_build_finished(app, exception) -> None:
     # pages a browser opens; an epub's pages are read by a book reader, not
     # served with the site's headers
     if exception is not None or not serves_pages(app.builder):
+        _stop_background()
         return
     _passed.update(checked_while_writing(Path(app.doctreedir)))
     clean = set()
