@@ -51,6 +51,10 @@ logger = logging.getLogger(__name__)
 # The glossary is not indexed either: the search page shows a matching term's
 # definition above the results instead (it would otherwise outrank articles).
 NOT_INDEXED = {"search", "genindex", "articles", "glossary", "errata"}
+# Of those, the pages a reader may search for by name (勘误, 术语表, 全部文章):
+# their title is indexed, and only their title.
+FOUND_BY_TITLE = {"articles", "glossary", "errata"}
+TITLE_CLASS = "kb-search-title"
 
 
 class IndexedPageTranslator(HTML5Translator):
@@ -66,6 +70,11 @@ class IndexedPageTranslator(HTML5Translator):
         node["ids"] = []
         super().visit_section(node)
         node["ids"] = ids
+
+    def starttag(self, node: nodes.Element, tagname: str, suffix: str = "\n", empty: bool = False, **attributes):
+        if TITLE_CLASS in node.get("classes", ()):
+            attributes["data-pagefind-body"] = ""  # the page's one indexed text
+        return super().starttag(node, tagname, suffix, empty, **attributes)
 
     def visit_title(self, node: nodes.title) -> None:
         if isinstance(node.parent, nodes.section) and node.parent["ids"] and not node["ids"]:
@@ -344,6 +353,14 @@ def on_build_finished(app, exception) -> None:
         logger.warning("Pagefind failed to index %s:\n%s", outdir, output, type="kb", subtype="search")
 
 
+def on_doctree_resolved(app, doctree, docname: str) -> None:
+    """The title of a page found by its name only (FOUND_BY_TITLE)."""
+    if docname in FOUND_BY_TITLE and is_website(app.builder):
+        title = next(doctree.findall(nodes.title), None)
+        if title is not None:
+            title["classes"].append(TITLE_CLASS)
+
+
 def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.i18n")
     app.setup_extension("kb.pages.frontmatter")  # provides kb_data_dir
@@ -353,5 +370,6 @@ def setup(app) -> dict[str, Any]:
     app.connect("builder-inited", on_builder_inited)
     app.connect("html-collect-pages", on_collect_pages)
     app.connect("html-page-context", on_page_context)
+    app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("build-finished", on_build_finished)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
