@@ -151,6 +151,21 @@ function heldScore(result, data, want) {
   return score;
 }
 
+// How often a page names what the query names (the query, or a glossary
+// name of the term it names), from 0 to 1 at MENTIONS and more: a page
+// about KV 缓存 says it a dozen times; a page on chip caches that says "KV
+// Cache" once, and "Cache" twenty times, matched Pagefind's words better.
+const MENTIONS = 6;
+const SQUASHED = new WeakMap();
+export function mentionShare(data, names) {
+  if (typeof data.text !== "string" || !names.length) return 0;
+  if (!SQUASHED.has(data)) SQUASHED.set(data, squash(`${data.meta?.title ?? ""}\n${data.text.replaceAll("\u200B", "")}`));
+  const text = SQUASHED.get(data);
+  let count = 0;
+  for (const name of names) count += text.split(name).length - 1;
+  return Math.min(count, MENTIONS) / MENTIONS;
+}
+
 function partsOf(query) {
   const words = query.split(" ").filter(Boolean);
   return { chinese: words.filter((w) => HAS_CJK.test(w)), compounds: words.filter((w) => !HAS_CJK.test(w) && isCompound(w)) };
@@ -162,7 +177,8 @@ function partsOf(query) {
 export async function withData(ranked, from, count, want, load) {
   const batch = await Promise.all(ranked.slice(from, from + count).map(async (result, i) => {
     const data = await load(result, want.terms);
-    return { result, data, score: heldScore(result, data, want) + headingBonus(data, want), i };
+    const score = heldScore(result, data, want) + headingBonus(data, want) + mentionShare(data, want.names);
+    return { result, data, score, i };
   }));
   return batch.sort((a, b) => b.score - a.score || a.i - b.i);
 }

@@ -83,3 +83,11 @@ for (const [query, title, share] of [
     assert.ok(Math.abs(titleCoverage(query, title) - share) < 1e-9);
   });
 }
+
+test("a page that names the query's term often outranks one that matched its words more", async () => {
+  const pages = [["chip", 9.0, "芯片结构", "L1 Cache、L2 Cache、L3 Cache 与缓存层级；启用 KV Cache 优化"],
+    ["serve", 6.0, "推理成本", "KV 缓存随上下文增长。KV 缓存按块分配。KV 缓存占显存。KV 缓存可量化。KV 缓存可复用。KV 缓存决定并发。"]];
+  const groups = [{ names: ["KV 缓存", "KV cache", "键值缓存"], def: "" }];
+  const found = await search(engine(pages, ["kv cache", "kv 缓存"]), "KV cache", groups, 5, load(pages));
+  assert.deepEqual(urls(found), ["/serve.html", "/chip.html"]);
+});
