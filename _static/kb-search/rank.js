@@ -99,7 +99,11 @@ function headingBonus(data, want) {
   const cover = Math.max(0, ...want.rewrites.map((q) => titleCoverage(q, data.meta.title)));
   const partial = cover >= 0.5 ? 1.5 * cover : 0;
   if (want.names.some((n) => sections.some((s) => s.includes(n)))) return Math.max(1, partial);
-  return partial;
+  // most of the query in a section's title: 数据预处理太慢 and "案例 12：数据
+  // 预处理慢", where a page with 数据, 处理 and 太慢 apart held more words
+  const titles = (data.sub_results || []).map((s) => s.title).filter(Boolean);
+  const sectionCover = Math.max(0, ...want.rewrites.flatMap((q) => titles.map((t) => titleCoverage(q, t))));
+  return Math.max(partial, sectionCover >= 0.5 ? sectionCover : 0);
 }
 
 // A page's text, for lookups: whether it holds a piece of Chinese, or a
