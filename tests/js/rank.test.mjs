@@ -91,3 +91,16 @@ test("a page that names the query's term often outranks one that matched its wor
   const found = await search(engine(pages, ["kv cache", "kv 缓存"]), "KV cache", groups, 5, load(pages));
   assert.deepEqual(urls(found), ["/serve.html", "/chip.html"]);
 });
+
+test("a section titled with most of the query counts like the page title", async () => {
+  // words are the fragment's: split on spaces; the anchor's location is a word index
+  const pages = [["rental", 9.0, "GPU 租赁", "数据 存储。 渲染 视频处理 太慢 怎么办"],
+    ["trouble", 3.0, "故障排查", "案例 12：数据预处理慢 DataLoader 的 worker 不够"]];
+  const anchors = { trouble: [{ element: "h3", id: "case-12", text: "案例 12：数据预处理慢", location: 0 }], rental: [] };
+  const loadWith = async (result, terms) => {
+    const [id, , title, content] = pages.find(([pid]) => pid === result.id);
+    return pageExcerpts({ url: `/${id}.html`, meta: { title }, content, anchors: anchors[id] }, result.words, terms);
+  };
+  const found = await search(engine(pages, ["数据预处理太慢"]), "数据预处理太慢", [], 5, loadWith);
+  assert.deepEqual(urls(found), ["/trouble.html", "/rental.html"]);
+});
