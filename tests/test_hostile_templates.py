@@ -84,3 +84,20 @@ def test_a_template_cannot_reach_files_through_the_objects_it_is_given(root):
     include(root, '<pre>{{ toctree.app.srcdir.parent.parent.joinpath("secret.txt").read_text() }}</pre>')
     assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)
     assert SECRET not in published(root)
+
+
+def test_a_template_that_loops_on_and_on_is_stopped_at_the_page(root):
+    """Jinja's sandbox bounds one range, not a loop inside a loop: without a
+    time limit this page takes hours to write."""
+    with open(root / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write("\nkb_template_seconds = 2\n")
+    include(root, "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    out = assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)
+    assert "ran longer than kb_template_seconds" in out, out[-2000:]
+
+
+@pytest.mark.parametrize("expression", ['"x" * 10**10', "[1] * 10**9", "10 ** 99999999"])
+def test_a_template_cannot_make_a_string_or_number_too_large_for_memory(root, expression):
+    include(root, f"{{{{ {expression} }}}}")
+    out = assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)
+    assert "too l" in out, out[-2000:]

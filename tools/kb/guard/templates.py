@@ -21,15 +21,25 @@ documented ``template_bridge`` setting, conf.py) is Sphinx's own with one
 change: such a name, however the template computed it, is refused
 (``KB011``) and renders as nothing. Every other name is looked up exactly as
 before.
+
+A template cannot stall the build either: Jinja's sandbox bounds one
+``range`` (100,000 items) but not loops inside loops, nor ``"x" * 10**10``.
+A page whose templates run longer than ``kb_template_seconds`` (default 20;
+a page takes milliseconds) is KB064 at that page, and ``*`` or ``**`` that
+would make a string, list or number over ``MAX_PRODUCT`` items or bits is
+refused (Jinja's documented ``intercepted_binops`` / ``call_binop``).
 """
 
 from __future__ import annotations
 
 import re
+import signal
+import threading
 from pathlib import Path
 from typing import Any
 
 from jinja2 import TemplateError, TemplateSyntaxError
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from sphinx.jinja2glue import BuiltinTemplateLoader
 from sphinx.util import logging
@@ -84,13 +94,18 @@ class ConfinedTemplates(BuiltinTemplateLoader):
     def init(self, builder, theme=None, dirs=None) -> None:
         self.builder = builder
         super().init(builder, theme, dirs)
+        # before any template is compiled: the compiler reads it
+        self.environment.intercepted_binops = frozenset({"*", "**"})
+        self.environment.call_binop = bounded_binop
 
     def render(self, template: str, context: dict) -> str:
         """A template that fails as it renders (a template including itself,
-        a filter given the wrong value) is KB064 at the page, not a traceback."""
+        a filter given the wrong value, a loop that does not end in time) is
+        KB064 at the page, not a traceback or a stalled build."""
         try:
-            return super().render(template, context)
-        except (TemplateError, RecursionError, TypeError, ValueError) as exc:
+            with time_limit(self.builder.config.kb_template_seconds):
+                return super().render(template, context)
+        except (TemplateError, RecursionError, TypeError, ValueError, MemoryError, TemplateTimeout) as exc:
             logger.warning(
                 "KB064 the template %s failed on this page (%s: %s); fix the template",
                 template,
@@ -101,6 +116,52 @@ class ConfinedTemplates(BuiltinTemplateLoader):
                 subtype="template",
             )
             return ""
+
+
+class TemplateTimeout(Exception):
+    def __str__(self) -> str:
+        return "the page's templates ran longer than kb_template_seconds; a loop in a loop?"
+
+
+class time_limit:
+    """Raise TemplateTimeout in the block after ``seconds`` (the main thread
+    of a process only: where Sphinx and its worker processes write pages)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds if threading.current_thread() is threading.main_thread() else 0
+
+    def __enter__(self) -> None:
+        if self.seconds > 0:
+            self.before = signal.signal(signal.SIGALRM, self._expired)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc) -> None:
+        if self.seconds > 0:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.before)
+
+    @staticmethod
+    def _expired(signum, frame):
+        raise TemplateTimeout
+
+
+# What ``*`` and ``**`` may make in a template: strings and lists of up to a
+# million items, numbers of up to a million bits.
+MAX_PRODUCT = 1_000_000
+
+
+def bounded_binop(context, operator: str, left, right):
+    """Jinja's SandboxedEnvironment.call_binop for ``*`` and ``**``."""
+    if operator == "*":
+        for seq, times in ((left, right), (right, left)):
+            if isinstance(seq, (str, bytes, list, tuple)) and isinstance(times, int):
+                if len(seq) * max(times, 0) > MAX_PRODUCT:
+                    raise SecurityError(f"{len(seq)} items times {times} is too long for a page")
+        return left * right
+    if isinstance(left, int) and isinstance(right, int) and right > 0:
+        if max(left.bit_length(), 1) * right > MAX_PRODUCT:
+            raise SecurityError(f"{left} ** {right} is too large for a page")
+    return left**right
 
 
 # Jinja's syntax, as the builders read templates (with the i18n extension)
@@ -159,5 +220,6 @@ def on_builder_inited(app) -> None:
 
 
 def setup(app) -> dict[str, Any]:
+    app.add_config_value("kb_template_seconds", 20, "", types=[int, float])
     app.connect("builder-inited", on_builder_inited)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
