@@ -226,9 +226,12 @@ class DiagramConverter(ImageConverter):
     sized by CSS). Their text in Noto Sans CJK SC (FONTS)."""
 
     conversion_rules = [("image/svg+xml", "application/pdf"), ("image/svg+xml", "image/png")]
+    # the book builders only (SphinxPostTransform's documented ``builders``;
+    # a transform's ``app`` goes in Sphinx 11)
+    builders = ("epub", "latex")
 
     def match(self, node: nodes.image) -> bool:
-        if not (is_book(self.app) and "kb-diagram" in node["classes"]):
+        if not (self.config.kb_book and "kb-diagram" in node["classes"]):
             return False
         if "image/svg+xml" not in self.guess_mimetypes(node):
             return False
