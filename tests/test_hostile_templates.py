@@ -105,3 +105,10 @@ def test_a_template_cannot_make_a_string_or_number_too_large_for_memory(root, ex
     include(root, f"{{{{ {expression} }}}}")
     out = assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)
     assert "too l" in out, out[-2000:]
+
+
+@pytest.mark.parametrize("expression", ["1 / 0", "2.0 ** 100000", "(1, 2)|join(1 // 0)"])
+def test_a_template_expression_that_raises_is_a_warning_not_a_traceback(root, expression):
+    include(root, f"{{{{ {expression} }}}}")
+    out = assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)
+    assert "Traceback" not in out, out[-2000:]

@@ -53,8 +53,8 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from kb.calc import formulas, gpus
-from kb.core.store import documents
 from kb.core.i18n import N_, _
+from kb.core.store import documents
 
 logger = logging.getLogger(__name__)
 

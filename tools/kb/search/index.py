@@ -71,7 +71,9 @@ class IndexedPageTranslator(HTML5Translator):
         super().visit_section(node)
         node["ids"] = ids
 
-    def starttag(self, node: nodes.Element, tagname: str, suffix: str = "\n", empty: bool = False, **attributes):
+    def starttag(
+        self, node: nodes.Element, tagname: str, suffix: str = "\n", empty: bool = False, **attributes
+    ):
         if TITLE_CLASS in node.get("classes", ()):
             attributes["data-pagefind-body"] = ""  # the page's one indexed text
         return super().starttag(node, tagname, suffix, empty, **attributes)
