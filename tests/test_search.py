@@ -205,6 +205,15 @@ def page_words(site, docname: str) -> str:
     return re.sub(r"\s+", "", html_lib.unescape(body))
 
 
+@pytest.mark.parametrize("docname", ["glossary", "errata", "articles"])
+def test_pages_found_by_name_index_their_title_only(site, docname):
+    """The glossary, the errata and the list of all articles would outrank the
+    articles they repeat: Pagefind indexes their <h1> and nothing else."""
+    html = (site / f"{docname}.html").read_text(encoding="utf-8")
+    assert len(re.findall(r"data-pagefind-body", html)) == 1
+    assert re.search(r"<h1 data-pagefind-body[^>]*>", html), html[:2000]
+
+
 def test_only_links_that_show_a_notes_verdict_are_kept_out_of_the_index(site):
     """A link to an 编者注 that repeats the note's verdict is left out of the
     index (pagefind.yml: .kb-note-ref); one with words of its own (见{ref}`案例

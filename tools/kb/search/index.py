@@ -54,7 +54,8 @@ NOT_INDEXED = {"search", "genindex", "articles", "glossary", "errata"}
 # Of those, the pages a reader may search for by name (勘误, 术语表, 全部文章):
 # their title is indexed, and only their title.
 FOUND_BY_TITLE = {"articles", "glossary", "errata"}
-TITLE_CLASS = "kb-search-title"
+# set on that title's node: an attribute, not a class, that no page can set
+TITLE_MARK = "kb_search_title"
 
 
 class IndexedPageTranslator(HTML5Translator):
@@ -74,7 +75,7 @@ class IndexedPageTranslator(HTML5Translator):
     def starttag(
         self, node: nodes.Element, tagname: str, suffix: str = "\n", empty: bool = False, **attributes
     ):
-        if TITLE_CLASS in node.get("classes", ()):
+        if isinstance(node, nodes.title) and node.get(TITLE_MARK):
             attributes["data-pagefind-body"] = ""  # the page's one indexed text
         return super().starttag(node, tagname, suffix, empty, **attributes)
 
@@ -360,7 +361,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     if docname in FOUND_BY_TITLE and is_website(app.builder):
         title = next(doctree.findall(nodes.title), None)
         if title is not None:
-            title["classes"].append(TITLE_CLASS)
+            title[TITLE_MARK] = True
 
 
 def setup(app) -> dict[str, Any]:
@@ -374,4 +375,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("html-page-context", on_page_context)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("build-finished", on_build_finished)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
