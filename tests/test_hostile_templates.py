@@ -11,6 +11,8 @@ CI's token (.git/config) or environment (/proc/self/environ) into every page.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from test_data_errors import assert_fails_at, build, tiny_project
 
@@ -112,3 +114,43 @@ def test_a_template_expression_that_raises_is_a_warning_not_a_traceback(root, ex
     include(root, f"{{{{ {expression} }}}}")
     out = assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)
     assert "Traceback" not in out, out[-2000:]
+
+
+def test_a_loop_whose_timeout_a_template_test_would_swallow_is_still_stopped(root):
+    """Jinja's ``is sequence`` catches Exception around len(), which runs the
+    loop: the timeout is not an Exception, and it is raised again."""
+    with open(root / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write("\nkb_template_seconds = 1\n")
+    include(
+        root,
+        '{% if pagename == "index" %}{% for x in range(100000)|map("string")|map("center", 1000) %}'
+        "{% if loop.first and loop is sequence %}{% endif %}{% endfor %}"
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% endif %}",
+    )
+    out = assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=120)
+    assert "TemplateTimeout" in out, out[-2000:]
+
+
+def test_a_template_that_takes_too_much_memory_is_stopped_at_its_line(root):
+    line = include(root, '{{ ("x"|center(1500000000))|length }}')
+    out = assert_fails_at(
+        root, f"_templates/page.html:{line}: WARNING: KB064 the template page.html failed", timeout=120
+    )
+    assert "MemoryError" in out, out[-2000:]
+
+
+def test_one_long_call_the_alarm_cannot_interrupt_ends_the_build_with_kb064(root):
+    """A comparison of a million 3 MB strings runs in C for a minute: the
+    watchdog stops the build after twice the time limit plus five seconds."""
+    with open(root / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write("\nkb_template_seconds = 1\n")
+    include(
+        root,
+        '{% if pagename == "index" %}{% set s1 = (["x" * 1000000] * 3)|join %}{% set s2 = s1[1:] ~ "y" %}'
+        "<!--{{ s2 in [s1] * 1000000 }}-->{% endif %}",
+    )
+    started = time.monotonic()
+    code, out = build(root, timeout=120)
+    assert code != 0 and "Traceback" not in out, out[-2000:]
+    assert "WARNING: KB064 the template page.html ran longer than kb_template_seconds" in out, out[-2000:]
+    assert "docs/index.md" in out and time.monotonic() - started < 60

@@ -44,6 +44,7 @@ import pyexpat
 import re
 import shutil
 import sys
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from html.parser import HTMLParser
@@ -741,7 +742,7 @@ def on_page_written(app, pagename: str, path: Path) -> None:
         return
     if os.getpid() == _background["main"] and _can_fork():
         if _background["pool"] is None:
-            _background["pool"] = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            _background["pool"] = _checkers(1)
         _background["checks"].append(_background["pool"].submit(_check, (path, True)))
         return
     data = path.read_bytes()
@@ -777,6 +778,27 @@ def _stop_background() -> None:
     _background.update(pool=None, checks=[])
 
 
+def _checkers(processes: int) -> ProcessPoolExecutor:
+    """Forked processes that check pages; each ends when the build's process
+    does (killed, or stopped by the template watchdog), instead of waiting on
+    its queue for ever with the build's output pipes open."""
+    return ProcessPoolExecutor(
+        processes,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_end_with_parent,
+        initargs=(os.getpid(),),
+    )
+
+
+def _end_with_parent(parent: int) -> None:
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
@@ -793,7 +815,7 @@ def check_files(files: list[tuple[Path, bool]]) -> list[tuple[str | None, list[t
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if len(files) < PARALLEL_FILES or cores < 2 or not _can_fork():
         return [_check(item) for item in files]
-    with ProcessPoolExecutor(min(cores, 8), mp_context=multiprocessing.get_context("fork")) as pool:
+    with _checkers(min(cores, 8)) as pool:
         return list(pool.map(_check, files, chunksize=16))
 
 

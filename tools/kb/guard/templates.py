@@ -22,19 +22,28 @@ change: such a name, however the template computed it, is refused
 (``KB011``) and renders as nothing. Every other name is looked up exactly as
 before.
 
-A template cannot stall the build either: Jinja's sandbox bounds one
-``range`` (100,000 items) but not loops inside loops, nor ``"x" * 10**10``.
-A page whose templates run longer than ``kb_template_seconds`` (default 20;
-a page takes milliseconds) is KB064 at that page, and ``*`` or ``**`` that
-would make a string, list or number over ``MAX_PRODUCT`` items or bits is
-refused (Jinja's documented ``intercepted_binops`` / ``call_binop``).
+A template cannot stall the build or exhaust the machine either: Jinja's
+sandbox bounds one ``range`` (100,000 items) but not loops inside loops,
+nor ``"x" * 10**10`` or ``"x"|center(10**10)``. So a page's templates get
+``kb_template_seconds`` of CPU (default 20; a page takes milliseconds) and
+1 GiB of memory beyond what the build holds (``render_budget``); past
+either, or for a page over 16 MiB, the page is KB064 at the template's line.
+One call the alarm cannot interrupt (a long comparison inside C) ends the
+build after twice that time, with KB064 (``_Watchdog``). And ``*`` or ``**``
+that would make a string, list or number over ``MAX_PRODUCT`` items or bits
+is refused (Jinja's documented ``intercepted_binops`` / ``call_binop``).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import resource
 import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -101,49 +110,187 @@ class ConfinedTemplates(BuiltinTemplateLoader):
     def render(self, template: str, context: dict) -> str:
         """A template that fails as it renders (a template including itself,
         a filter given the wrong value, a division by zero, a loop that does
-        not end in time) is KB064 at the page, not a traceback or a stalled
-        build. (BuildStopped is not an Exception: it still ends the build.)"""
+        not end in time, more memory than a page may take) is KB064 at the
+        template's line, not a traceback or a stalled build. (BuildStopped is
+        not an Exception: it still ends the build.)"""
+        pagename = context.get("pagename")
+        page = self._page_file(pagename)
         try:
-            with time_limit(self.builder.config.kb_template_seconds):
-                return super().render(template, context)
-        except Exception as exc:  # noqa: BLE001 (whatever a template's expression raises: 1 / 0 too)
-            logger.warning(
-                "KB064 the template %s failed on this page (%s: %s); fix the template",
-                template,
-                type(exc).__name__,
-                str(exc)[:200],
-                location=(context.get("pagename"), None) if context.get("pagename") else None,
-                type="kb",
-                subtype="template",
-            )
+            with render_budget(self.builder.config.kb_template_seconds, page, template):
+                html = super().render(template, context)
+        except (Exception, TemplateTimeout) as exc:  # noqa: BLE001 (whatever a template's expression raises: 1 / 0 too)
+            self._report(template, f"{type(exc).__name__}: {str(exc)[:200]}", exc, page)
             return ""
+        if len(html) > MAX_PAGE_CHARS:
+            self._report(template, f"the page is {len(html) >> 20} MiB, more than a page may be", None, page)
+            return ""
+        return html
+
+    def _page_file(self, pagename) -> str | None:
+        env = getattr(self.builder, "env", None)
+        if pagename and env is not None and pagename in env.found_docs:
+            return shown(Path(env.doc2path(pagename)))
+        return pagename or None
+
+    def _report(self, template: str, what: str, exc, page) -> None:
+        logger.warning(
+            "KB064 the template %s failed on %s (%s); fix the template",
+            template,
+            page or "a page",
+            what,
+            location=_template_line(exc) or (f"{page}:1" if page else None),
+            type="kb",
+            subtype="template",
+        )
 
 
-class TemplateTimeout(Exception):
+def _template_line(exc) -> str | None:
+    """path:LINE of the template line the error came from (Jinja's
+    tracebacks name the template file and its line)."""
+    found = None
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.endswith(".html") and Path(name).is_file():
+            found = (name, tb.tb_lineno)
+        tb = tb.tb_next
+    return f"{shown(Path(found[0]))}:{found[1]}" if found else None
+
+
+class TemplateTimeout(BaseException):
+    """Raised where a page's templates are running once they have used their
+    time. A BaseException: code that catches Exception on the way (Jinja's
+    tests, logging) cannot swallow it; and it is raised again every half
+    second of CPU until the render ends."""
+
     def __str__(self) -> str:
         return "the page's templates ran longer than kb_template_seconds; a loop in a loop?"
 
 
-class time_limit:
-    """Raise TemplateTimeout in the block after ``seconds`` (the main thread
-    of a process only: where Sphinx and its worker processes write pages)."""
+# What a page's templates may take beyond what the process held when they
+# started, and how long the page they make may be.
+RENDER_MEMORY = 1 << 30
+MAX_PAGE_CHARS = 16 << 20
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds if threading.current_thread() is threading.main_thread() else 0
+
+class render_budget:
+    """A page's templates get ``seconds`` of CPU (then TemplateTimeout, in the
+    main thread of a process: where Sphinx and its worker processes write
+    pages) and RENDER_MEMORY more memory (then MemoryError); a call that the
+    alarm cannot interrupt (one long comparison in C) ends the build at twice
+    the time plus five seconds, with KB064 (the watchdog)."""
+
+    def __init__(self, seconds: float, page: str | None, template: str) -> None:
+        main = threading.current_thread() is threading.main_thread()
+        self.seconds = seconds if main and seconds > 0 else 0
+        self.message = (
+            f"{page or template}: WARNING: KB064 the template {template} ran longer than "
+            f"kb_template_seconds ({seconds} s) in one call and the build was stopped; fix the template"
+        )
 
     def __enter__(self) -> None:
-        if self.seconds > 0:
-            self.before = signal.signal(signal.SIGALRM, self._expired)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        if not self.seconds:
+            return
+        _watchdog.arm(time.monotonic() + 2 * self.seconds + 5, self.message)
+        self.handler = signal.signal(signal.SIGVTALRM, _expired)
+        # CPU time, not wall time: a loaded machine does not fail a page, and
+        # a SIGALRM timer of someone else's (pytest-timeout) is left alone
+        self.timer = signal.setitimer(signal.ITIMER_VIRTUAL, self.seconds, 0.5)
+        self.limit = _lower_memory_limit()
 
     def __exit__(self, *exc) -> None:
-        if self.seconds > 0:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.before)
+        if not self.seconds:
+            return
+        signal.setitimer(signal.ITIMER_VIRTUAL, *self.timer)
+        signal.signal(signal.SIGVTALRM, self.handler)
+        if self.limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, self.limit)
+        _watchdog.disarm()
 
-    @staticmethod
-    def _expired(signum, frame):
-        raise TemplateTimeout
+
+def _expired(signum, frame):
+    raise TemplateTimeout
+
+
+def _lower_memory_limit():
+    """Lower the address-space limit to what the process uses now plus
+    RENDER_MEMORY; returns the limit to restore (None if not lowered)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            used = int(statm.read().split()[0]) * resource.getpagesize()
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (OSError, ValueError):
+        return None
+    new = used + RENDER_MEMORY
+    if hard != resource.RLIM_INFINITY:
+        new = min(new, hard)
+    if soft != resource.RLIM_INFINITY and soft <= new:
+        return None
+    resource.setrlimit(resource.RLIMIT_AS, (new, hard))
+    return soft, hard
+
+
+# The watchdog: a small process of its own, since one long call in C holds
+# the interpreter (a thread of this process would wait for it). Processes
+# write "pid deadline message" when a render starts and "pid" when it ends,
+# one line each (shorter than PIPE_BUF: never interleaved); past a deadline
+# it prints the message and ends the process that wrote it and the build.
+WATCHDOG = r"""
+import os, select, signal, sys, time
+build, pending, buf = int(sys.argv[1]), {}, b""
+while True:
+    soonest = min((d for d, _ in pending.values()), default=None)
+    ready, _, _ = select.select([0], [], [], None if soonest is None else max(0.0, soonest - time.monotonic()))
+    if ready:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        *lines, buf = (buf + chunk).split(b"\n")
+        for line in lines:
+            pid, _, rest = line.partition(b" ")
+            deadline, _, message = rest.partition(b" ")
+            if rest:
+                pending[int(pid)] = (float(deadline), message)
+            else:
+                pending.pop(int(pid), None)
+    for pid, (deadline, message) in list(pending.items()):
+        if time.monotonic() >= deadline:
+            os.write(2, message + b"\n")
+            for target in {pid, build}:
+                try:
+                    os.kill(target, signal.SIGKILL)
+                except OSError:
+                    pass
+            sys.exit(1)
+"""
+
+
+class _Watchdog:
+    def __init__(self) -> None:
+        self.pipe: int | None = None
+
+    def arm(self, deadline: float, message: str) -> None:
+        if self.pipe is None:  # once per build process; worker processes inherit it
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", WATCHDOG, str(os.getpid())], stdin=subprocess.PIPE
+            )
+            self.pipe = os.dup(proc.stdin.fileno())
+            proc.stdin.close()
+        text = " ".join(message.split())[:2000]
+        self._send(f"{os.getpid()} {deadline:.3f} {text}\n")
+
+    def disarm(self) -> None:
+        if self.pipe is not None:
+            self._send(f"{os.getpid()}\n")
+
+    def _send(self, line: str) -> None:
+        try:
+            os.write(self.pipe, line.encode("utf-8", "replace"))
+        except OSError:
+            self.pipe = None  # the watchdog is gone: the next render starts another
+
+
+_watchdog = _Watchdog()
 
 
 # What ``*`` and ``**`` may make in a template: strings and lists of up to a
