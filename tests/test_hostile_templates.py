@@ -123,7 +123,7 @@ def test_a_loop_whose_timeout_a_template_test_would_swallow_is_still_stopped(roo
         conf.write("\nkb_template_seconds = 1\n")
     include(
         root,
-        '{% if pagename == "index" %}{% for x in range(100000)|map("string")|map("center", 1000) %}'
+        '{% if pagename == "index" %}{% for x in range(100000)|map("string")|map("center", 1000)|map("wordwrap", 1) %}'
         "{% if loop.first and loop is sequence %}{% endif %}{% endfor %}"
         "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% endif %}",
     )
