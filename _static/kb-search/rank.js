@@ -110,10 +110,14 @@ function headingBonus(data, want) {
 // Latin word as a whole (ZeRO-3, not zero_grad and 3600); null without its
 // text. One lookup per page and piece.
 const LOOKUPS = new WeakMap();
+// A page's title and text, as the lookups below read them.
+function titleAndText(data) {
+  return `${data.meta?.title ?? ""}\n${data.text.replaceAll("\u200B", "")}`;
+}
 function textOf(data) {
   if (typeof data.text !== "string") return null;
   if (!LOOKUPS.has(data)) {
-    const text = `${data.meta?.title ?? ""}\n${data.text.replaceAll("\u200B", "")}`;
+    const text = titleAndText(data);
     const lower = text.toLowerCase();
     const held = new Map();
     LOOKUPS.set(data, (piece) => {
@@ -163,7 +167,7 @@ const MENTIONS = 6;
 const SQUASHED = new WeakMap();
 export function mentionShare(data, names) {
   if (typeof data.text !== "string" || !names.length) return 0;
-  if (!SQUASHED.has(data)) SQUASHED.set(data, squash(`${data.meta?.title ?? ""}\n${data.text.replaceAll("\u200B", "")}`));
+  if (!SQUASHED.has(data)) SQUASHED.set(data, squash(titleAndText(data)));
   const text = SQUASHED.get(data);
   let count = 0;
   for (const name of names) count += text.split(name).length - 1;
