@@ -35,6 +35,7 @@ extensions = [
     "myst_parser",
     "sphinx_copybutton",
     "kb.core.data",
+    "kb.core.anchors",
     "kb.core.i18n",
     "kb.guard.locale",
     "kb.pages.frontmatter",
@@ -74,8 +75,12 @@ myst_enable_extensions = [
     "deflist",
     "fieldlist",
 ]
-# Stable ASCII anchors for headings (h1–h3), so links survive title edits.
-myst_heading_anchors = 3
+# Anchors for every heading, made from their titles, in pinyin for Chinese
+# (kb.core.anchors): ASCII, and they do not shift when a section is added above.
+myst_heading_anchors = 6
+# MyST's documented import-path form: a function here would make Sphinx warn
+# that it cannot cache the configuration (config.cache).
+myst_heading_slug_func = "kb.core.anchors.heading_slug"
 
 # -- Knowledge-base data ----------------------------------------------------------
 

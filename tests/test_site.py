@@ -88,6 +88,19 @@ def test_home_is_the_welcome_page_with_the_guides_as_way_in(site):
     assert links(guides) == [f"{g}/index.html" for g in ("training", "inference", "hardware", "industry")]
 
 
+def test_every_heading_is_linked_by_a_name_not_a_number(site):
+    """Section links stay put when a section is added above (kb.core.anchors):
+    each heading's id is its label or its title in pinyin, never docutils'
+    running number; the search's section links and the permalinks use it."""
+    numbered = {}
+    for page in site.rglob("*.html"):
+        ids = re.findall(r'<h[1-6] id="([^"]+)"', page.read_text(encoding="utf-8"))
+        bad = [i for i in ids if re.fullmatch(r"id\d+", i) or not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", i)]
+        if bad:
+            numbered[str(page.relative_to(site))] = bad
+    assert numbered == {}
+
+
 NEW_ARTICLE = (
     "---\ntitle: 新文章 {n}\nguide: training\ntags: [memory]\nsummary: 新文章 {n} 的摘要。\n---\n\n"
     "# 新文章 {n}\n\n正文。\n"
