@@ -132,3 +132,22 @@ def test_phone_width_navigation_and_tables(browser, server):
     SHOTS.mkdir(parents=True, exist_ok=True)
     pg.screenshot(path=str(SHOTS / "phone-navigation.png"))
     context.close()
+
+
+def test_a_tab_of_the_shared_context_starts_with_nothing_a_test_left(shared_context, server):
+    """The ``page`` fixture's tabs share one context (tests/conftest.py): a
+    theme saved, a cookie or session data left by one test is gone for the next."""
+    from conftest import forget
+
+    tab = shared_context.new_page()
+    tab.goto(f"{server}/index.html")
+    tab.evaluate(
+        "localStorage.setItem('theme', 'dark'); sessionStorage.setItem('x', '1'); document.cookie = 'y=1'"
+    )
+    forget(shared_context, server)
+    assert shared_context.pages == []
+    tab = shared_context.new_page()
+    tab.goto(f"{server}/index.html")
+    assert tab.evaluate("[localStorage.length, sessionStorage.length, document.cookie]") == [0, 0, ""]
+    assert tab.evaluate("document.body.dataset.theme") == "auto"
+    forget(shared_context, server)

@@ -160,7 +160,7 @@ def test_phone_titles_code_contents_drawer_and_back_to_top(browser, server, site
     context = browser.new_context(viewport=PHONE)
     pg = context.new_page()
     for name in [p for p in site_pages(site) if p.count("/") == 1 and not p.endswith("index.html")]:
-        open_page(pg, f"{server}/{name}")
+        open_page(pg, f"{server}/{name}", "load")
         # the title in at most two lines
         lines = pg.locator("article h1").evaluate(
             "h => Math.round(h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight))"
