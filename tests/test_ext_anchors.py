@@ -23,6 +23,8 @@ pytest_plugins = ("sphinx.testing.fixtures",)
         ("ＧＰＵ 与 绿色 算力", "gpu-yu-lv-se-suan-li"),  # full-width letters, ü as v
         ("A100 vs H100：怎么选", "a100-vs-h100-zen-me-xuan"),
         ("！！！", ""),
+        # at most MAX_SLUG characters, cut between syllables
+        ("显卡" * 100, "-".join(["xian-ka"] * 10)),
     ],
 )
 def test_a_title_becomes_an_ascii_slug(title, slug):
@@ -45,11 +47,9 @@ def test_unlabelled_headings_are_linked_by_their_slug(build_root):
     # the slug first: the permalink, the page's contents and the search index use it
     assert ids["为什么选择 GPU 租赁 ？"][0] == "wei-shen-me-xuan-ze-gpu-zu-lin"
     assert html.count('href="#wei-shen-me-xuan-ze-gpu-zu-lin"') == 2  # the permalink, the contents
-    # a [link](#slug) goes to an id the section has (MyST's record of the first id when read)
-    link = re.search(r'href="#([^"]+)">租赁一节', html).group(1)
-    assert link in ids["为什么选择 GPU 租赁 ？"]
     # a label stays first; docutils' number (or the title's ASCII letters) after the slug
     assert ids["常见型号"][0] == "chosen" and "chang-jian-xing-hao" in ids["常见型号"]
+    assert 'href="#chosen"' in html  # a Markdown link to a label is fine
     assert ids["AI 推理"] == ["ai-tui-li", "ai"]
     assert ids["6. 检查点 策略"][0] == "6-jian-cha-dian-ce-lve" and re.fullmatch(
         r"id\d+", ids["6. 检查点 策略"][1]
@@ -57,7 +57,37 @@ def test_unlabelled_headings_are_linked_by_their_slug(build_root):
     assert ids["ＧＰＵ 与 绿色 算力"][0] == "gpu-yu-lv-se-suan-li"
     # every level; a title used twice gets a second, distinct slug
     assert [v[0] for text, v in found if text == "优势"] == ["you-shi", "you-shi-1"]
-    # a title with no letters keeps its number: nothing else to name it by
-    assert re.fullmatch(r"id\d+", ids["！！！"][0])
-    # no heading is left with a numbered first id otherwise
-    assert [t for t, v in found if re.fullmatch(r"id\d+", v[0])] == ["！！！"]
+    # a heading inside a directive (a rubric) too
+    assert re.search(
+        r'<p class="rubric" id="ti-shi-li-de-biao-ti"><span id="id\d+"></span>提示里的标题', html
+    )
+    # no heading is left with a numbered first id
+    assert [t for t, v in found if re.fullmatch(r"id\d+", v[0])] == []
+
+
+def test_a_heading_without_an_anchor_of_its_own_and_links_to_anchors_fail_at_their_line(build_root):
+    """KB097: a heading whose title gives no anchor, or whose anchor another
+    element took, would be linked by a number; a Markdown link to a heading's
+    anchor goes to the id MyST recorded (the number) and is not written again
+    when the other page changes. Labels and {ref} are the way."""
+    app = build_root("ext-anchors-bad")
+    warnings = app.warning.getvalue()
+    assert (
+        "index.md:3: WARNING: KB097 the heading '🚀🚀' has no anchor of its own (its title gives no anchor)"
+        in warnings
+    )
+    # "GPU" slugs to gpu, which is the id docutils gave "GPU 显存" (its ASCII letters)
+    assert (
+        "index.md:7: WARNING: KB097 the heading 'GPU' has no anchor of its own (its anchor 'gpu' is taken"
+        in warnings
+    )
+    assert (
+        "index.md:9: WARNING: KB097 the link '本页一节' goes to the heading 'GPU 显存' by its anchor"
+        in warnings
+    )
+    assert (
+        "two.md:3: WARNING: KB097 the link '首页一节' goes to the heading index#gpu-xian-cun by its anchor"
+        in warnings
+    )
+    assert "{ref}`text <my-label>`" in warnings
+    assert warnings.count("KB097") == 4

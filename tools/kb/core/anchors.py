@@ -12,7 +12,15 @@ and adds it as a second id (its documented ``myst_heading_slug_func`` and
 ASCII kebab-case like the site's file names (``消费级显卡`` →
 ``xiao-fei-ji-xian-ka``), and it becomes the section's first id, the one
 that the permalink, the page's contents and the search index use. The
-numbered id stays as a second anchor, so older links keep working.
+numbered id stays as a second anchor, so links to it keep working. (The
+Unicode slugs MyST made before, ``#消费级显卡``, are not kept: the site never
+showed them.)
+
+Links between pages go through labels ({ref}): a Markdown link to a heading's
+anchor (``[text](#slug)``, ``[text](page.md#slug)``) is refused (KB097), as
+MyST resolves it to the id the heading had when MyST read it, which is the
+numbered one, and an incremental build does not write the linking page again
+when the other page changes.
 """
 
 from __future__ import annotations
@@ -22,45 +30,114 @@ import unicodedata
 
 from docutils import nodes
 from docutils.transforms import Transform
+from sphinx import addnodes
 from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+# an anchor is part of every link to the section: long enough to tell
+# headings apart, short enough to share
+MAX_SLUG = 80
 
 
 def heading_slug(title: str) -> str:
     """The title as an ASCII kebab-case anchor: Chinese in pinyin without
     tones, Latin letters and digits kept, everything else a separator
-    ("6. 检查点 策略" → "6-jian-cha-dian-ce-lve"). Empty when nothing is left."""
+    ("6. 检查点 策略" → "6-jian-cha-dian-ce-lve"), cut at a hyphen after at
+    most MAX_SLUG characters. Empty when nothing is left."""
     from pypinyin import lazy_pinyin
 
     # full-width letters and digits (ＧＰＵ，１) as their ASCII forms
-    text = unicodedata.normalize("NFKC", title)
+    text = unicodedata.normalize("NFKC", title[: MAX_SLUG * 4])
     words = lazy_pinyin(text, v_to_u=False)  # 绿 → lv: ASCII only
-    return re.sub(r"[^a-z0-9]+", "-", "-".join(words).lower()).strip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", "-".join(words).lower()).strip("-")
+    if len(slug) > MAX_SLUG:
+        slug = slug[: MAX_SLUG + 1].rsplit("-", 1)[0] if "-" in slug[:MAX_SLUG] else slug[:MAX_SLUG]
+    return slug
+
+
+def _warn(node: nodes.Node, message: str) -> None:
+    logger.warning("KB097 %s", message, location=node, type="kb", subtype="anchor")
 
 
 class SlugFirst(Transform):
-    """Make a heading's slug its section's first id, unless a label named it.
+    """Make a heading's slug its first id, unless a label named it.
 
     The id it replaces is the one docutils made from the title: numbered
     (``id7``) for a Chinese title, or only its ASCII letters (``AI 推理`` →
-    ``ai``). Runs after MyST adds the slug ids (its ``AddSlugIds``, priority
-    700); Sphinx's own ``SortIds`` (261) runs before the slugs exist.
+    ``ai``). Headings are sections, and rubrics (a heading inside a
+    directive). Runs after MyST adds the slug ids (its ``AddSlugIds``,
+    priority 700); Sphinx's own ``SortIds`` (261) runs before the slugs exist.
 
-    A ``[text](#slug)`` link still goes to the id that was first when MyST
-    read the heading (it keeps that in its own record): an id the section
-    keeps, so the link works. The pages link sections by label ({ref})."""
+    MyST keeps a heading's slug in the node's ``slug`` attribute, which its
+    documentation does not name: tests/test_ext_anchors.py fails if that
+    changes (no upstream issue asks to document it yet).
+
+    A heading left without an anchor of its own (a title with no letters, or
+    its slug already taken by another element) is named (KB097): it would be
+    linked by a number that shifts.
+    """
 
     default_priority = 701
 
     def apply(self, **kwargs) -> None:
         doc = self.document
         labelled = {doc.nameids.get(name) for name, explicit in doc.nametypes.items() if explicit}
-        for section in doc.findall(nodes.section):
-            ids, slug = section["ids"], section.get("slug")
-            if ids and slug in ids and ids[0] not in labelled:
+        for heading in doc.findall(lambda n: isinstance(n, (nodes.section, nodes.rubric))):
+            ids = heading["ids"]
+            if not ids or ids[0] in labelled:
+                continue
+            slug = heading.get("slug")
+            if slug and slug in ids:
                 ids.remove(slug)
                 ids.insert(0, slug)
+                continue
+            title = heading.next_node(nodes.title) if isinstance(heading, nodes.section) else heading
+            text = title.astext() if title is not None else ""
+            reason = (
+                f"its anchor {slug!r} is taken by another element" if slug else "its title gives no anchor"
+            )
+            _warn(
+                title or heading,
+                f"the heading {text[:60]!r} has no anchor of its own ({reason}); add a label "
+                "such as (my-label)= on the line above it",
+            )
+
+
+class NoHeadingLinks(Transform):
+    """Refuse Markdown links to a heading's anchor (KB097): see the module's
+    docstring. Runs after MyST resolves in-page links (its
+    ``ResolveAnchorIds``, priority 879)."""
+
+    default_priority = 880
+
+    def apply(self, **kwargs) -> None:
+        doc = self.document
+        labelled = {doc.nameids.get(name) for name, explicit in doc.nametypes.items() if explicit}
+        for ref in doc.findall(nodes.reference):
+            # an in-page [text](#anchor), resolved by MyST to the id it recorded
+            if ref.get("refid") and ref["refid"] not in labelled:
+                target = doc.ids.get(ref["refid"])
+                title = target.next_node(nodes.title) if isinstance(target, nodes.section) else target
+                self._refuse(ref, repr(title.astext()[:40]) if title is not None else f"#{ref['refid']}")
+        for ref in doc.findall(addnodes.pending_xref):
+            # [text](page.md#anchor): MyST's cross-page link keeps the anchor
+            # in ``reftargetid`` (its own attribute)
+            if ref.get("reftype") == "myst" and ref.get("reftargetid"):
+                self._refuse(ref, f"{ref.get('reftarget')}#{ref['reftargetid']}")
+
+    @staticmethod
+    def _refuse(ref: nodes.Element, target: str) -> None:
+        _warn(
+            ref,
+            f"the link {ref.astext()[:40]!r} goes to the heading {target} by its anchor: add a label "
+            "such as (my-label)= on the line above the heading and write {ref}`text <my-label>`, "
+            "which stays right when headings change",
+        )
 
 
 def setup(app: Sphinx) -> dict:
     app.add_transform(SlugFirst)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.add_transform(NoHeadingLinks)
+    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
