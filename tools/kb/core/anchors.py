@@ -36,6 +36,8 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
+# the ids docutils numbers when a title gives none (its auto_id_prefix under Sphinx)
+NUMBERED = re.compile(r"id\d+")
 # an anchor is part of every link to the section: long enough to tell
 # headings apart, short enough to share
 MAX_SLUG = 80
@@ -74,7 +76,7 @@ class SlugFirst(Transform):
     documentation does not name: tests/test_ext_anchors.py fails if that
     changes (no upstream issue asks to document it yet).
 
-    A heading left without an anchor of its own (a title with no letters, or
+    A Markdown heading left with a numbered id (a title with no letters, or
     its slug already taken by another element) is named (KB097): it would be
     linked by a number that shifts.
     """
@@ -93,6 +95,8 @@ class SlugFirst(Transform):
                 ids.remove(slug)
                 ids.insert(0, slug)
                 continue
+            if not NUMBERED.fullmatch(ids[0]):
+                continue  # named by whatever made it (a directive's own heading)
             title = heading.next_node(nodes.title) if isinstance(heading, nodes.section) else heading
             text = title.astext() if title is not None else ""
             reason = (
@@ -117,8 +121,8 @@ class NoHeadingLinks(Transform):
         labelled = {doc.nameids.get(name) for name, explicit in doc.nametypes.items() if explicit}
         for ref in doc.findall(nodes.reference):
             # an in-page [text](#anchor), resolved by MyST to the id it recorded
-            if ref.get("refid") and ref["refid"] not in labelled:
-                target = doc.ids.get(ref["refid"])
+            target = doc.ids.get(ref.get("refid"))
+            if target is not None and target.get("slug") and ref["refid"] not in labelled:
                 title = target.next_node(nodes.title) if isinstance(target, nodes.section) else target
                 self._refuse(ref, repr(title.astext()[:40]) if title is not None else f"#{ref['refid']}")
         for ref in doc.findall(addnodes.pending_xref):
