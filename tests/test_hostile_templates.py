@@ -154,3 +154,21 @@ def test_one_long_call_the_alarm_cannot_interrupt_ends_the_build_with_kb064(root
     assert code != 0 and "Traceback" not in out, out[-2000:]
     assert "WARNING: KB064 the template page.html ran longer than kb_template_seconds" in out, out[-2000:]
     assert "docs/index.md" in out and time.monotonic() - started < 60
+
+
+def test_a_template_nesting_elements_too_deep_is_refused_before_the_search_index(root):
+    """Pagefind's time grows with the square of the depth: 100,000 nested
+    <div>s (600 KB a page) took it half a minute, the million a template can
+    write within the page limit most of an hour. Elements deeper than a
+    browser builds (512) are KB015 at the page's line, and the index is not
+    run on them."""
+    include(root, "<div>" * 100_000 + "</div>" * 100_000)
+    out = assert_fails_at(
+        root,
+        "_build/html/index.html:",
+        "KB015 the search index was not updated: elements nest more than 512 levels deep here (513 open)",
+        "KB015 elements nest more than 512 levels deep here (513 open): a browser would not show them so",
+        timeout=300,
+    )
+    assert "Content-Security-Policy" not in out.split("elements nest more than", 1)[1].split("\n", 1)[0]
+    assert not (root / "_build/html/pagefind/pagefind-entry.json").exists()  # Pagefind did not run

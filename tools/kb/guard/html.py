@@ -46,6 +46,7 @@ import shutil
 import sys
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from html.parser import HTMLParser
 from pathlib import Path
@@ -497,6 +498,87 @@ def decoded(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
+# Browsers build at most 512 levels of elements (Chromium's HTML parser puts a
+# deeper element beside the 512th); Pagefind's time grows with the square of
+# the depth (60,000 levels: 5 s; a million, which a template can write within
+# the page limit: most of an hour).
+MAX_NESTING = 512
+NESTED = "elements nest more than"
+_VOID = frozenset(
+    b"area base br col embed hr img input keygen link meta param source track wbr basefont bgsound frame".split()
+)
+# what a browser reads as text up to the element's end tag
+_RAW_TEXT = frozenset(b"script style textarea title xmp iframe noembed noframes noscript".split())
+# start tags that leave <svg> and <math> content (a "/>" on them does not close them)
+_BREAKOUT = frozenset(
+    b"b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li "
+    b"listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var".split()
+)
+# an element of these is closed by the next one of the same name (<li>, <li>)
+_SIBLINGS = frozenset(b"li dt dd tr td th option p".split())
+_TOKEN = re.compile(
+    rb"<!--.*?(?:-->|\Z)"  # a comment (to the end of the file when unclosed)
+    rb"|<[!?][^>]*>?"  # a doctype, or a bogus comment
+    rb"|</(?![a-zA-Z])[^>]*>?"  # </3 …>: a bogus comment too
+    rb"|<(/?)([a-zA-Z][^\s/>]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>?",
+    re.S,
+)
+
+
+def nesting(data: bytes) -> tuple[int, int] | None:
+    """(line, depth) where elements first nest deeper than MAX_NESTING, as a
+    browser's parser would nest them, or None. It may count deeper than a
+    browser (an unclosed <p> before a <div>), never less: text in comments and
+    in raw-text elements is skipped, and an end tag closes only an element of
+    its name."""
+    stack: list[bytes] = []
+    open_ = Counter()
+    pos = 0
+    while (m := _TOKEN.search(data, pos)) is not None:
+        pos = m.end()
+        name = m.group(2)
+        if name is None:
+            continue
+        name = name.lower()
+        if m.group(1):  # an end tag
+            if open_[name]:
+                while (top := stack.pop()) != name:
+                    open_[top] -= 1
+                open_[name] -= 1
+            continue
+        if name in _VOID:
+            continue
+        foreign = open_[b"svg"] or open_[b"math"]
+        if foreign and m.group(3).rstrip().endswith(b"/") and name not in _BREAKOUT:
+            continue  # <path … /> closes itself inside <svg>
+        if name in _SIBLINGS and stack and stack[-1] == name:
+            continue  # the open one closes, this one opens: the same depth
+        stack.append(name)
+        open_[name] += 1
+        if len(stack) > MAX_NESTING:
+            return data.count(b"\n", 0, m.start()) + 1, len(stack)
+        if name in _RAW_TEXT and not foreign:
+            end = re.compile(rb"</" + re.escape(name) + rb"[\s/>]", re.I).search(data, pos)
+            pos = end.start() if end else len(data)
+        elif name == b"plaintext":
+            break
+    return None
+
+
+def nesting_problem(data: bytes) -> list[tuple[int, str]]:
+    found = nesting(data)
+    if found is None:
+        return []
+    line, depth = found
+    return [
+        (
+            line,
+            f"{NESTED} {MAX_NESTING} levels deep here ({depth} open): a browser would not "
+            "show them so, and the search index would take hours to build",
+        )
+    ]
+
+
 def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list[tuple[int, str]]:
     """(line, what is wrong) in one written file (its bytes ``data`` if
     given, as read once by the caller); a page must also carry the site's
@@ -515,6 +597,7 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
             if is_remote(url) and url_scheme(url.strip()) != "data"
         ]
     found, has_policy = scan(text)
+    found += nesting_problem(data if data is not None else path.read_bytes())
     if page and _policy["meta"] and not has_policy:
         found.insert(
             0,
@@ -839,10 +922,11 @@ def on_build_finished(app, exception) -> None:
             clean.add(digest)  # passed now, or before (found is None)
         for line, what in found or ():
             logger.warning(
-                "KB015 %s; the page must run under the site's Content-Security-"
-                "Policy (see _static/_headers): look for it in the page's source, "
-                "_templates/ or an extension",
+                "KB015 %s; %slook for it in the page's source, _templates/ or an extension",
                 what,
+                ""
+                if what.startswith(NESTED)
+                else "the page must run under the site's Content-Security-Policy (see _static/_headers): ",
                 location=f"{shown(path)}:{line}",
                 type="kb",
                 subtype="html-guard",
