@@ -25,6 +25,7 @@ when the other page changes.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 
@@ -72,13 +73,15 @@ class SlugFirst(Transform):
     directive). Runs after MyST adds the slug ids (its ``AddSlugIds``,
     priority 700); Sphinx's own ``SortIds`` (261) runs before the slugs exist.
 
+    A Markdown heading MyST gave no slug id (a title with no letters or
+    digits, ``## 🚀``, or one whose slug another element of the page already
+    has, ``## GPU`` after ``## GPU 显存``) gets one from its title all the
+    same: the slug with a number, or ``h-`` and a digest of the title. It
+    does not depend on the headings above it, as docutils' number does.
+
     MyST keeps a heading's slug in the node's ``slug`` attribute, which its
     documentation does not name: tests/test_ext_anchors.py fails if that
     changes (no upstream issue asks to document it yet).
-
-    A Markdown heading left with a numbered id (a title with no letters, or
-    its slug already taken by another element) is named (KB097): it would be
-    linked by a number that shifts.
     """
 
     default_priority = 701
@@ -94,19 +97,21 @@ class SlugFirst(Transform):
             if slug and slug in ids:
                 ids.remove(slug)
                 ids.insert(0, slug)
-                continue
-            if not NUMBERED.fullmatch(ids[0]):
-                continue  # named by whatever made it (a directive's own heading)
-            title = heading.next_node(nodes.title) if isinstance(heading, nodes.section) else heading
-            text = title.astext() if title is not None else ""
-            reason = (
-                f"its anchor {slug!r} is taken by another element" if slug else "its title gives no anchor"
-            )
-            _warn(
-                title or heading,
-                f"the heading {text[:60]!r} has no anchor of its own ({reason}); add a label "
-                "such as (my-label)= on the line above it",
-            )
+            elif NUMBERED.fullmatch(ids[0]) and (slug or _is_markdown_heading(heading)):
+                title = heading.next_node(nodes.title) if isinstance(heading, nodes.section) else heading
+                text = title.astext() if title is not None else ""
+                base = slug or "h-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+                anchor, n = base, 1
+                while anchor in doc.ids:
+                    anchor, n = f"{base}-{n}", n + 1
+                ids.insert(0, anchor)
+                doc.ids[anchor] = heading
+
+
+def _is_markdown_heading(node: nodes.Element) -> bool:
+    """A section, or a rubric MyST made of a Markdown heading inside a
+    directive (it records the heading's ``level``)."""
+    return isinstance(node, nodes.section) or node.get("level") is not None
 
 
 class NoHeadingLinks(Transform):
