@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
 from kb.search import pagefind as kb_pagefind
 
 # A stand-in for Pagefind: it records when it starts and ends, takes its
@@ -87,3 +88,71 @@ def test_the_lock_is_a_private_file_outside_the_build_folder(tmp_path):
     assert lock == kb_pagefind.lock_file(tmp_path / "_build/../_build/html")
     assert lock != kb_pagefind.lock_file(tmp_path / "_build/epub")
     assert lock.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_run_that_takes_too_long_is_ended_and_named(tmp_path, monkeypatch):
+    """Whatever slows Pagefind down (a page it reads in quadratic time), a run
+    ends after PAGEFIND_SECONDS: KB098, no index, and the failure the next
+    build reports."""
+    confdir = tmp_path / "project"
+    fake_pagefind(confdir, tmp_path / "runs.log", seconds=30)
+    site = site_with(tmp_path / "build", "index.html")
+    monkeypatch.setattr(kb_pagefind, "PAGEFIND_SECONDS", 1)
+    output = kb_pagefind.index(site, confdir)
+    assert output.startswith("KB098 Pagefind did not finish within 1 s")
+    assert not (site / "pagefind").exists()
+    assert kb_pagefind.failure_file(site).read_text(encoding="utf-8") == output
+
+
+# Nesting Pagefind would read in quadratic time, written so that a simpler
+# count would see less than a browser's or Pagefind's parser does (found by a
+# security review). Each must be found.
+N = 2_000
+DEEP = {
+    "plain": b"<div>" * N + b"</div>" * N,
+    "quote in an attribute name": b'<p a">' + b"<div>" * N + b"</div>" * N + b'<p b">',
+    "quote in an unquoted value": b'<p a=x">' + b"<div>" * N + b"</div>" * N + b'<p b=y">',
+    "siblings Pagefind nests": b"<ul>" + b"<li>" * N + b"</li>" * N + b"</ul>",
+    "a vertical tab is not a space in HTML": b"<div></div\x0b>" * N + b"</div>" * N,
+    "... in a raw-text end tag": b"<div><noscript></noscript\x0b></div></noscript>" * N + b"</div>" * N,
+    "'/>' closes nothing after <svg>": b"<svg><p>" + b"<section/>" * N + b"</section>" * N,
+    "... nor in foreignObject": b"<svg><foreignObject>" + b"<section/>" * N + b"</section>" * N,
+    "<!-->": b"<!-->" + b"<div>" * N + b"</div>" * N,
+    "<!--->": b"<!--->" + b"<div>" * N + b"</div>" * N,
+    "--!>": b"<!-- x --!>" + b"<div>" * N + b"</div>" * N,
+    "<plaintext> in <svg>": b"<svg><plaintext></plaintext></svg>" + b"<div>" * N + b"</div>" * N,
+    "end tags in a <script> close nothing": b"<div>" * 600 + b"<script>" + b"</div>" * 600 + b"</script>",
+    "upper case": b"<DIV>" * N + b"</div>" * N,
+}
+
+
+@pytest.mark.parametrize("html", DEEP.values(), ids=DEEP.keys())
+def test_nesting_past_what_browsers_build_is_found(html):
+    line, depth = kb_pagefind.nesting(b"<!doctype html>\n<html><body>\n" + html)
+    assert depth == kb_pagefind.MAX_NESTING + 1 and line == 3
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        b"<div>" * 500 + b"</div>" * 500,  # with <html> and <body>: 502
+        b"<ul>" + b"<li>x</li>" * 10_000 + b"</ul>",
+        b"<svg>" + b"<path d='M0 0'/>" * 10_000 + b"</svg>",  # closed with their <svg>
+        b"<p>" + b"<br>" * 10_000 + b"<img src=x.png>" * 10_000,  # void elements
+        b"<div title='a>b' data-x=\"</div></div>\">" * 400 + b"</div>" * 400,
+    ],
+    ids=["500 levels", "long list", "svg paths", "void elements", "tags in attribute values"],
+)
+def test_pages_within_the_limit_pass(html):
+    assert kb_pagefind.nesting(b"<html><body>" + html + b"</body></html>") is None
+
+
+def test_the_site_is_checked_before_pagefind_runs(tmp_path):
+    """A page too deep: no run, a failure at the page's line."""
+    confdir = tmp_path / "project"
+    fake_pagefind(confdir, tmp_path / "runs.log", seconds=0)
+    site = site_with(tmp_path / "build", "index.html")
+    (site / "deep.html").write_bytes(b"<html>\n<body>\n" + DEEP["quote in an attribute name"])
+    output = kb_pagefind.index(site, confdir)
+    assert output.startswith(f"{site / 'deep.html'}:3: KB015 elements nest more than 512 levels deep here")
+    assert not (tmp_path / "runs.log").exists()  # Pagefind did not run

@@ -46,7 +46,6 @@ import shutil
 import sys
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from html.parser import HTMLParser
 from pathlib import Path
@@ -59,6 +58,8 @@ from kb.core import data as kb_data
 from kb.core.builders import serves_pages
 from kb.guard import untrusted
 from kb.guard.untrusted import is_remote, shown, url_scheme
+from kb.search import pagefind as kb_pagefind
+from kb.search.pagefind import MAX_NESTING, NESTED, nesting
 
 logger = logging.getLogger(__name__)
 
@@ -498,73 +499,6 @@ def decoded(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
-# Browsers build at most 512 levels of elements (Chromium's HTML parser puts a
-# deeper element beside the 512th); Pagefind's time grows with the square of
-# the depth (60,000 levels: 5 s; a million, which a template can write within
-# the page limit: most of an hour).
-MAX_NESTING = 512
-NESTED = "elements nest more than"
-_VOID = frozenset(
-    b"area base br col embed hr img input keygen link meta param source track wbr basefont bgsound frame".split()
-)
-# what a browser reads as text up to the element's end tag
-_RAW_TEXT = frozenset(b"script style textarea title xmp iframe noembed noframes noscript".split())
-# start tags that leave <svg> and <math> content (a "/>" on them does not close them)
-_BREAKOUT = frozenset(
-    b"b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li "
-    b"listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var".split()
-)
-# an element of these is closed by the next one of the same name (<li>, <li>)
-_SIBLINGS = frozenset(b"li dt dd tr td th option p".split())
-_TOKEN = re.compile(
-    rb"<!--.*?(?:-->|\Z)"  # a comment (to the end of the file when unclosed)
-    rb"|<[!?][^>]*>?"  # a doctype, or a bogus comment
-    rb"|</(?![a-zA-Z])[^>]*>?"  # </3 …>: a bogus comment too
-    rb"|<(/?)([a-zA-Z][^\s/>]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>?",
-    re.S,
-)
-
-
-def nesting(data: bytes) -> tuple[int, int] | None:
-    """(line, depth) where elements first nest deeper than MAX_NESTING, as a
-    browser's parser would nest them, or None. It may count deeper than a
-    browser (an unclosed <p> before a <div>), never less: text in comments and
-    in raw-text elements is skipped, and an end tag closes only an element of
-    its name."""
-    stack: list[bytes] = []
-    open_ = Counter()
-    pos = 0
-    while (m := _TOKEN.search(data, pos)) is not None:
-        pos = m.end()
-        name = m.group(2)
-        if name is None:
-            continue
-        name = name.lower()
-        if m.group(1):  # an end tag
-            if open_[name]:
-                while (top := stack.pop()) != name:
-                    open_[top] -= 1
-                open_[name] -= 1
-            continue
-        if name in _VOID:
-            continue
-        foreign = open_[b"svg"] or open_[b"math"]
-        if foreign and m.group(3).rstrip().endswith(b"/") and name not in _BREAKOUT:
-            continue  # <path … /> closes itself inside <svg>
-        if name in _SIBLINGS and stack and stack[-1] == name:
-            continue  # the open one closes, this one opens: the same depth
-        stack.append(name)
-        open_[name] += 1
-        if len(stack) > MAX_NESTING:
-            return data.count(b"\n", 0, m.start()) + 1, len(stack)
-        if name in _RAW_TEXT and not foreign:
-            end = re.compile(rb"</" + re.escape(name) + rb"[\s/>]", re.I).search(data, pos)
-            pos = end.start() if end else len(data)
-        elif name == b"plaintext":
-            break
-    return None
-
-
 def nesting_problem(data: bytes) -> list[tuple[int, str]]:
     found = nesting(data)
     if found is None:
@@ -781,7 +715,7 @@ def rules() -> str:
     policy a page's <meta> must equal, and the parsers (Python's html.parser,
     libexpat)."""
     digest = hashlib.sha256()
-    for module in (__file__, untrusted.__file__):
+    for module in (__file__, untrusted.__file__, kb_pagefind.__file__):
         digest.update(Path(module).read_bytes())
     for part in (_policy["meta"], sys.version, pyexpat.EXPAT_VERSION):
         digest.update(b"\0" + part.encode("utf-8"))

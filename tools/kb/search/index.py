@@ -39,7 +39,6 @@ from sphinx.writers.html5 import HTML5Translator
 from kb.core import data as kb_data
 from kb.core.builders import is_website
 from kb.core.i18n import _
-from kb.guard.html import MAX_NESTING, nesting, shown
 from kb.guard.silent_loss import BuildStopped
 from kb.pages.glossary import term_anchors
 from kb.search import pagefind as kb_pagefind
@@ -303,20 +302,6 @@ def _stale_pages(app, outdir: Path) -> int | None:
     return stale
 
 
-def _too_deep(outdir: Path, since: int | None) -> tuple[Path, int, int] | None:
-    """The first page Pagefind would read (written after `since`, in ns; any
-    page if None) whose elements nest too deep: (page, line, depth). Pages the
-    index holds were read before and are not read again."""
-    for page in sorted(outdir.rglob("*.html")):
-        if page.relative_to(outdir).parts[0] == "pagefind":
-            continue
-        if since is not None and page.stat().st_mtime_ns <= since:
-            continue
-        if found := nesting(page.read_bytes()):
-            return page, *found
-    return None
-
-
 def on_build_finished(app, exception) -> None:
     """Index the site: in a build from scratch, after an incremental one."""
     if exception is not None or not is_website(app.builder):
@@ -351,20 +336,6 @@ def on_build_finished(app, exception) -> None:
         elif stale is not None:
             stale += removed
     if stale == 0:
-        return
-    entry = outdir / "pagefind" / "pagefind-entry.json"
-    if deep := _too_deep(outdir, entry.stat().st_mtime_ns if stale is not None else None):
-        page, line, depth = deep
-        logger.warning(
-            "KB015 the search index was not updated: elements nest more than %d levels deep here "
-            "(%d open), and Pagefind's time grows with the square of the depth; look for it in "
-            "the page's source, _templates/ or an extension",
-            MAX_NESTING,
-            depth,
-            location=f"{shown(page)}:{line}",
-            type="kb",
-            subtype="search",
-        )
         return
     try:
         if stale is not None and not os.environ.get("KB_SEARCH_SYNC"):

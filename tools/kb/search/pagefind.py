@@ -27,17 +27,142 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 
 def _sibling(site: Path, suffix: str) -> Path:
     return site.parent / f".{site.name}.{suffix}"
+
+
+# Pagefind's time grows with the square of how deep elements nest (60,000
+# levels: 5 s; the million a template can write within the page limit: most
+# of an hour). Browsers build at most 512 levels (Chromium's HTML parser puts
+# a deeper element beside the 512th), so no page needs more: a deeper page is
+# not indexed, and the HTML guard names it (KB015).
+MAX_NESTING = 512
+NESTED = "elements nest more than"
+# Whatever else slows Pagefind down, a run ends after this long (KB098).
+PAGEFIND_SECONDS = 600
+_VOID = frozenset(
+    b"area base br col embed hr img input keygen link meta param source track wbr basefont bgsound frame".split()
+)
+# what a browser reads as text up to the element's end tag (in HTML content;
+# inside <svg> it is markup): start tags in it count, end tags do not
+_RAW_TEXT = frozenset(b"script style textarea title xmp iframe noembed noframes noscript".split())
+_HTML_SPACE = rb"\t\n\f\r "
+_TOKEN = re.compile(
+    rb"<!--"  # a comment
+    rb"|<[!?][^>]*+>?"  # a doctype, or a bogus comment
+    rb"|</(?![a-zA-Z])[^>]*+>?"  # </3 …>: a bogus comment too
+    rb"|<(/?)([a-zA-Z][^" + _HTML_SPACE + rb"/>]*+)"  # a tag and its name
+    # attributes: a quote opens a value only after "="
+    rb"(?:=[" + _HTML_SPACE + rb"]*+(?:\"[^\"]*+\"|'[^']*+')|[^>])*+>?",
+)
+_START_TAG = re.compile(rb"<([a-zA-Z][^" + _HTML_SPACE + rb"/>]*+)")
+
+
+# <svg> and <math> content: "/>" closes an element there (Pagefind reads it so
+# too); these start tags leave it (and are HTML), and inside these integration
+# points the content is HTML again
+_FOREIGN = frozenset((b"svg", b"math"))
+_BREAKOUT = frozenset(
+    b"b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li "
+    b"listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var font".split()
+)
+_INTEGRATION = frozenset(b"foreignobject desc title mi mo mn ms mtext annotation-xml".split())
+
+
+def nesting(data: bytes) -> tuple[int, int] | None:
+    """(line, depth) where elements first nest deeper than MAX_NESTING, or
+    None. It never counts less than a browser or Pagefind would: an end tag
+    closes only an open element of its name; "/>" closes an element only in
+    <svg> or <math> content (and leaving it closes nothing); in text that one
+    parser may read as markup and another as text (a comment, up to its last
+    possible end "-->"; a raw-text element such as <script> or <style>) start
+    tags count and end tags do not. It may count more (an unclosed <p> or
+    <li> before the next one)."""
+    stack: list[bytes] = []
+    foreign: list[bool] = []  # whether the content of each open element is <svg>/<math> content
+    open_ = Counter()
+    pos = 0
+
+    def push(name: bytes, at: int, closed: bool = False) -> tuple[int, int] | None:
+        if name in _VOID:
+            return None
+        inside = foreign[-1] if foreign else False
+        if inside and name not in _BREAKOUT:
+            if closed:
+                return None  # <path … /> in <svg>
+            content = name not in _INTEGRATION
+        else:
+            content = name in _FOREIGN
+        stack.append(name)
+        foreign.append(content)
+        open_[name] += 1
+        return (data.count(b"\n", 0, at) + 1, len(stack)) if len(stack) > MAX_NESTING else None
+
+    def text_until(end: int) -> tuple[int, int] | None:
+        for m in _START_TAG.finditer(data, pos, end):
+            if found := push(m.group(1).lower(), m.start()):
+                return found
+        return None
+
+    while (m := _TOKEN.search(data, pos)) is not None:
+        pos = m.end()
+        if m.group(0) == b"<!--":
+            end = data.find(b"-->", pos)
+            end = len(data) if end < 0 else end
+            if found := text_until(end):
+                return found
+            pos = end
+            continue
+        name = m.group(2)
+        if name is None:
+            continue
+        name = name.lower()
+        if m.group(1):  # an end tag
+            if open_[name]:
+                while (top := stack.pop()) != name:
+                    foreign.pop()
+                    open_[top] -= 1
+                foreign.pop()
+                open_[name] -= 1
+            continue
+        if found := push(name, m.start(), closed=m.group(0).endswith(b"/>")):
+            return found
+        if name in _RAW_TEXT:
+            close = re.compile(rb"</" + re.escape(name) + rb"[" + _HTML_SPACE + rb"/>]", re.I).search(
+                data, pos
+            )
+            end = close.start() if close else len(data)
+            if found := text_until(end):
+                return found
+            pos = end
+    return None
+
+
+def too_deep(site: Path) -> str | None:
+    """The first page of `site` Pagefind would read whose elements nest too
+    deep, as ``path:LINE: KB015 …``; None if there is none."""
+    for page in sorted(site.rglob("*.html")):
+        if page.relative_to(site).parts[0] == "pagefind" or not page.is_file():
+            continue
+        if found := nesting(page.read_bytes()):
+            line, depth = found
+            return (
+                f"{page}:{line}: KB015 {NESTED} {MAX_NESTING} levels deep here ({depth} open), so "
+                "the search index was not built (Pagefind's time grows with the square of the "
+                "depth): look for it in the page's source, _templates/ or an extension"
+            )
+    return None
 
 
 def failure_file(site: Path) -> Path:
@@ -142,18 +267,32 @@ def index(site: Path, confdir: Path, held: bool = False) -> str | None:
             shutil.rmtree(path, ignore_errors=True)
         # One fragment file per page (no --max-fragments): the search page
         # fetches a result's fragment by its id (_static/kb-search/fragment.js).
-        proc = subprocess.run(
-            [str(binary(confdir)), "--site", str(site), "--output-path", str(new), "--silent"],
-            cwd=confdir,
-            capture_output=True,
-            text=True,
-        )
+        if deep := too_deep(site):
+            failure_file(site).write_text(deep, encoding="utf-8")
+            return deep
+        try:
+            proc = subprocess.run(
+                [str(binary(confdir)), "--site", str(site), "--output-path", str(new), "--silent"],
+                cwd=confdir,
+                capture_output=True,
+                text=True,
+                timeout=PAGEFIND_SECONDS,
+            )
+        except subprocess.TimeoutExpired:
+            proc = None
         if folder is not None and not _still(site, folder):  # deleted meanwhile (rm -r _build)
             shutil.rmtree(new, ignore_errors=True)
             return None
-        if proc.returncode != 0 or not (new / "pagefind-entry.json").exists():
-            shutil.rmtree(new, ignore_errors=True)
+        if proc is None:
+            output = (
+                f"KB098 Pagefind did not finish within {PAGEFIND_SECONDS} s, so the search index "
+                "was not built: look for pages that are very large or nest elements deeply, in "
+                "their source, _templates/ or an extension"
+            )
+        elif proc.returncode != 0 or not (new / "pagefind-entry.json").exists():
             output = (proc.stderr or proc.stdout or f"exit status {proc.returncode}").strip()
+        if proc is None or proc.returncode != 0 or not (new / "pagefind-entry.json").exists():
+            shutil.rmtree(new, ignore_errors=True)
             failure_file(site).write_text(output, encoding="utf-8")
             return output
         current = site / "pagefind"
