@@ -172,3 +172,18 @@ def test_a_template_nesting_elements_too_deep_is_refused_before_the_search_index
     )
     assert "Content-Security-Policy" not in out.split("elements nest more than", 1)[1].split("\n", 1)[0]
     assert not (root / "_build/html/pagefind/pagefind-entry.json").exists()  # Pagefind did not run
+
+
+def test_a_template_leaving_formatting_elements_for_the_browser_to_reopen_is_refused(root):
+    """<p><b>x</p> repeated: a browser opens every unclosed <b> again in the
+    next <p>, so 700 of them (14 KB) make Chromium build 246,000 elements and
+    nest them 513 deep, which freezes a reader's tab; Pagefind is not slowed.
+    KB015 at the line, from the HTML guard."""
+    line = include(root, "".join(f"<p><b class=c{i}>x</p>" for i in range(700)))
+    out = assert_fails_at(
+        root,
+        "KB015 a formatting element <b> is closed by the end of the element around it, not by its own end tag",
+        timeout=300,
+    )
+    assert "Content-Security-Policy" not in out.split("a formatting element <b>", 1)[1].split("\n", 1)[0]
+    assert line > 1

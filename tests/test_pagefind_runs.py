@@ -156,3 +156,12 @@ def test_the_site_is_checked_before_pagefind_runs(tmp_path):
     output = kb_pagefind.index(site, confdir)
     assert output.startswith(f"{site / 'deep.html'}:3: KB015 elements nest more than 512 levels deep here")
     assert not (tmp_path / "runs.log").exists()  # Pagefind did not run
+
+
+def test_formatting_elements_closed_by_another_end_tag_are_named():
+    reopened = []
+    assert kb_pagefind.nesting(b"<html><body>\n<p><b>x</p>\n<p><i>y</i></p></body></html>", reopened) is None
+    assert reopened == [(2, b"b")]
+    reopened = []
+    kb_pagefind.nesting(b"<p><b>x</b> <a href=x>y</a></p><svg><g><text>z</g></svg>", reopened)
+    assert reopened == []

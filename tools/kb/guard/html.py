@@ -499,12 +499,25 @@ def decoded(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
+REOPENED = "a formatting element"
+
+
 def nesting_problem(data: bytes) -> list[tuple[int, str]]:
-    found = nesting(data)
+    reopened: list[tuple[int, bytes]] = []
+    found = nesting(data, reopened)
+    problems = [
+        (
+            line,
+            f"{REOPENED} <{name.decode()}> is closed by the end of the element around it, not by "
+            "its own end tag: a browser opens it again after, and a page of them can make it build "
+            "millions of elements; close it first",
+        )
+        for line, name in reopened[:1]
+    ]
     if found is None:
-        return []
+        return problems
     line, depth = found
-    return [
+    return problems + [
         (
             line,
             f"{NESTED} {MAX_NESTING} levels deep here ({depth} open): a browser would not "
@@ -859,7 +872,7 @@ def on_build_finished(app, exception) -> None:
                 "KB015 %s; %slook for it in the page's source, _templates/ or an extension",
                 what,
                 ""
-                if what.startswith(NESTED)
+                if what.startswith((NESTED, REOPENED))
                 else "the page must run under the site's Content-Security-Policy (see _static/_headers): ",
                 location=f"{shown(path)}:{line}",
                 type="kb",

@@ -80,7 +80,12 @@ _BREAKOUT = frozenset(
 _INTEGRATION = frozenset(b"foreignobject desc title mi mo mn ms mtext annotation-xml".split())
 
 
-def nesting(data: bytes) -> tuple[int, int] | None:
+# Elements a browser opens again after the element that held them closes
+# (its "active formatting elements"): <p><b>x</p><p> gives a second <b>.
+FORMATTING = frozenset(b"a b big code em font i nobr s small strike strong tt u".split())
+
+
+def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tuple[int, int] | None:
     """(line, depth) where elements first nest deeper than MAX_NESTING, or
     None. It never counts less than a browser or Pagefind would: an end tag
     closes only an open element of its name; "/>" closes an element only in
@@ -88,7 +93,10 @@ def nesting(data: bytes) -> tuple[int, int] | None:
     parser may read as markup and another as text (a comment, up to its last
     possible end "-->"; a raw-text element such as <script> or <style>) start
     tags count and end tags do not. It may count more (an unclosed <p> or
-    <li> before the next one)."""
+    <li> before the next one).
+
+    `reopened`, if given, gets (line, name) for each formatting element that
+    an end tag of another element closed (FORMATTING)."""
     stack: list[bytes] = []
     foreign: list[bool] = []  # whether the content of each open element is <svg>/<math> content
     open_ = Counter()
@@ -133,6 +141,8 @@ def nesting(data: bytes) -> tuple[int, int] | None:
                 while (top := stack.pop()) != name:
                     foreign.pop()
                     open_[top] -= 1
+                    if reopened is not None and top in FORMATTING and foreign[-1:] != [True]:
+                        reopened.append((data.count(b"\n", 0, m.start()) + 1, top))
                 foreign.pop()
                 open_[name] -= 1
             continue
