@@ -123,6 +123,13 @@ DEEP = {
     "<plaintext> in <svg>": b"<svg><plaintext></plaintext></svg>" + b"<div>" * N + b"</div>" * N,
     "end tags in a <script> close nothing": b"<div>" * 600 + b"<script>" + b"</div>" * 600 + b"</script>",
     "upper case": b"<DIV>" * N + b"</div>" * N,
+    # found by a second review
+    "a quote after a second '='": b'<i a=b=">' + b"<div>" * N + b"</div>" * N + b'"></i>',
+    "a quote in a name that starts with '='": b'<i =">' + b"<div>" * N + b"</div>" * N + b'"></i>',
+    "'<!--<script>' in a script": b'<div><script type="application/json"><!--<script></script></div>--></script>'
+    * 600
+    + b"</div>" * 600,
+    "<style> in <svg> is markup": b"<div><svg><style><!--</style></div>-->" * 600 + b"</div>" * 600,
 }
 
 
@@ -165,3 +172,7 @@ def test_formatting_elements_closed_by_another_end_tag_are_named():
     reopened = []
     kb_pagefind.nesting(b"<p><b>x</b> <a href=x>y</a></p><svg><g><text>z</g></svg>", reopened)
     assert reopened == []
+    # <b> leaves the <svg> (a browser closes the svg), so </svg> and </p> close it
+    reopened = []
+    kb_pagefind.nesting(b"<p><svg><b class=c>x</svg></p>", reopened)
+    assert reopened == [(1, b"b")]

@@ -58,15 +58,19 @@ _VOID = frozenset(
 # inside <svg> it is markup): start tags in it count, end tags do not
 _RAW_TEXT = frozenset(b"script style textarea title xmp iframe noembed noframes noscript".split())
 _HTML_SPACE = rb"\t\n\f\r "
+_WS = rb"[\t\n\f\r ]"
 _TOKEN = re.compile(
     rb"<!--"  # a comment
     rb"|<[!?][^>]*+>?"  # a doctype, or a bogus comment
     rb"|</(?![a-zA-Z])[^>]*+>?"  # </3 …>: a bogus comment too
-    rb"|<(/?)([a-zA-Z][^" + _HTML_SPACE + rb"/>]*+)"  # a tag and its name
-    # attributes: a quote opens a value only after "="
-    rb"(?:=[" + _HTML_SPACE + rb"]*+(?:\"[^\"]*+\"|'[^']*+')|[^>])*+>?",
+    rb"|<(/?)([a-zA-Z][^\t\n\f\r />]*+)"  # a tag and its name
+    # its attributes as the HTML tokenizer reads them: a name, then "=" and a
+    # value, quoted only when the quote comes first (an unclosed quote runs
+    # to the end of the file)
+    rb"((?:[\t\n\f\r /]++|[^\t\n\f\r />][^\t\n\f\r />=]*+(?:" + _WS + rb"*+=" + _WS + rb"*+"
+    rb"(?:\"[^\"]*+\"?|'[^']*+'?|[^\t\n\f\r >]*+))?)*+)(>?)",
 )
-_START_TAG = re.compile(rb"<([a-zA-Z][^" + _HTML_SPACE + rb"/>]*+)")
+_START_TAG = re.compile(rb"<([a-zA-Z][^\t\n\f\r />]*+)")
 
 
 # <svg> and <math> content: "/>" closes an element there (Pagefind reads it so
@@ -90,15 +94,17 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
     None. It never counts less than a browser or Pagefind would: an end tag
     closes only an open element of its name; "/>" closes an element only in
     <svg> or <math> content (and leaving it closes nothing); in text that one
-    parser may read as markup and another as text (a comment, up to its last
-    possible end "-->"; a raw-text element such as <script> or <style>) start
-    tags count and end tags do not. It may count more (an unclosed <p> or
-    <li> before the next one).
+    parser may read as markup and another as text, start tags count and end
+    tags do not: a comment, up to its last possible end "-->"; the content of
+    an HTML raw-text element (<script>, <style> …), and to the end of the
+    file if it holds "<!--" (a browser may then read on past its end tag). It
+    may count more (an unclosed <p> or <li> before the next one).
 
-    `reopened`, if given, gets (line, name) for each formatting element that
-    an end tag of another element closed (FORMATTING)."""
+    `reopened`, if given, gets the (line, name) of the first formatting
+    element (FORMATTING) that an end tag of another element closed."""
     stack: list[bytes] = []
     foreign: list[bool] = []  # whether the content of each open element is <svg>/<math> content
+    html: list[bool] = []  # whether each open element is an HTML element
     open_ = Counter()
     pos = 0
 
@@ -109,11 +115,12 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
         if inside and name not in _BREAKOUT:
             if closed:
                 return None  # <path … /> in <svg>
-            content = name not in _INTEGRATION
+            content, is_html = name not in _INTEGRATION, False
         else:
-            content = name in _FOREIGN
+            content, is_html = name in _FOREIGN, True
         stack.append(name)
         foreign.append(content)
+        html.append(is_html)
         open_[name] += 1
         return (data.count(b"\n", 0, at) + 1, len(stack)) if len(stack) > MAX_NESTING else None
 
@@ -141,18 +148,20 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
                 while (top := stack.pop()) != name:
                     foreign.pop()
                     open_[top] -= 1
-                    if reopened is not None and top in FORMATTING and foreign[-1:] != [True]:
+                    if html.pop() and top in FORMATTING and reopened is not None and not reopened:
                         reopened.append((data.count(b"\n", 0, m.start()) + 1, top))
                 foreign.pop()
+                html.pop()
                 open_[name] -= 1
             continue
-        if found := push(name, m.start(), closed=m.group(0).endswith(b"/>")):
+        attributes, closing = m.group(3), m.group(4)
+        if found := push(name, m.start(), closed=bool(closing) and attributes.endswith(b"/")):
             return found
-        if name in _RAW_TEXT:
-            close = re.compile(rb"</" + re.escape(name) + rb"[" + _HTML_SPACE + rb"/>]", re.I).search(
-                data, pos
-            )
+        if name in _RAW_TEXT and html[-1:] == [True] and stack[-1:] == [name]:
+            close = re.compile(rb"</" + re.escape(name) + rb"[\t\n\f\r />]", re.I).search(data, pos)
             end = close.start() if close else len(data)
+            if data.find(b"<!--", pos, end) >= 0:
+                end = len(data)  # "<!--<script>" in a script: it may end at a later end tag
             if found := text_until(end):
                 return found
             pos = end
