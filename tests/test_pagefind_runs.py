@@ -130,6 +130,12 @@ DEEP = {
     * 600
     + b"</div>" * 600,
     "<style> in <svg> is markup": b"<div><svg><style><!--</style></div>-->" * 600 + b"</div>" * 600,
+    # found by a third review
+    "'/>' after a <p> left the svg": b"<svg><p></p>" + b"<section/>" * N + b"</section>" * N,
+    "... or a </p>": b"<svg></p>" + b"<section/>" * N + b"</section>" * N,
+    "... or a </br>": b"<svg></br>" + b"<section/>" * N + b"</section>" * N,
+    "end tags in a CDATA section close nothing": b"<article><svg><![CDATA[></svg></article>]]></svg>" * 600
+    + b"</article>" * 600,
 }
 
 
@@ -176,3 +182,15 @@ def test_formatting_elements_closed_by_another_end_tag_are_named():
     reopened = []
     kb_pagefind.nesting(b"<p><svg><b class=c>x</svg></p>", reopened)
     assert reopened == [(1, b"b")]
+    # ... and end tags in a CDATA section do not close it
+    reopened = []
+    kb_pagefind.nesting(b"<p><b class=c>x<svg><![CDATA[></b>]]></svg></p>", reopened)
+    assert reopened == [(1, b"b")]
+    # tags in a comment, a noscript or a script are not elements a browser reopens
+    for html in (
+        b'<div>\n<noscript><a href="/x">no JS</a></noscript>\n</div>',
+        b'<div>\n<!-- <a href="/old">old</a> -->\n</div>',
+        b'<div><script>x="<b>"</script></div>',
+    ):
+        reopened = []
+        assert kb_pagefind.nesting(html, reopened) is None and reopened == [], html

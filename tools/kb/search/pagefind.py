@@ -61,6 +61,7 @@ _HTML_SPACE = rb"\t\n\f\r "
 _WS = rb"[\t\n\f\r ]"
 _TOKEN = re.compile(
     rb"<!--"  # a comment
+    rb"|<!\[CDATA\["  # a CDATA section (text in svg/math content)
     rb"|<[!?][^>]*+>?"  # a doctype, or a bogus comment
     rb"|</(?![a-zA-Z])[^>]*+>?"  # </3 …>: a bogus comment too
     rb"|<(/?)([a-zA-Z][^\t\n\f\r />]*+)"  # a tag and its name
@@ -93,9 +94,11 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
     """(line, depth) where elements first nest deeper than MAX_NESTING, or
     None. It never counts less than a browser or Pagefind would: an end tag
     closes only an open element of its name; "/>" closes an element only in
-    <svg> or <math> content (and leaving it closes nothing); in text that one
+    <svg> or <math> content, and once a breakout tag (or </p>, </br>) has
+    left it, nowhere; in text that one
     parser may read as markup and another as text, start tags count and end
-    tags do not: a comment, up to its last possible end "-->"; the content of
+    tags do not: a comment, up to its last possible end "-->"; a CDATA
+    section, up to "]]>"; the content of
     an HTML raw-text element (<script>, <style> …), and to the end of the
     file if it holds "<!--" (a browser may then read on past its end tag). It
     may count more (an unclosed <p> or <li> before the next one).
@@ -108,7 +111,12 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
     open_ = Counter()
     pos = 0
 
-    def push(name: bytes, at: int, closed: bool = False) -> tuple[int, int] | None:
+    def leave_foreign() -> None:
+        # a breakout tag, or </p> or </br>, in svg/math content: browsers and
+        # Pagefind leave it, each its own way; from here on "/>" closes nothing
+        foreign[:] = [False] * len(foreign)
+
+    def push(name: bytes, at: int, closed: bool = False, in_text: bool = False) -> tuple[int, int] | None:
         if name in _VOID:
             return None
         inside = foreign[-1] if foreign else False
@@ -117,7 +125,9 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
                 return None  # <path … /> in <svg>
             content, is_html = name not in _INTEGRATION, False
         else:
-            content, is_html = name in _FOREIGN, True
+            if inside:
+                leave_foreign()
+            content, is_html = name in _FOREIGN, not in_text
         stack.append(name)
         foreign.append(content)
         html.append(is_html)
@@ -126,14 +136,14 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
 
     def text_until(end: int) -> tuple[int, int] | None:
         for m in _START_TAG.finditer(data, pos, end):
-            if found := push(m.group(1).lower(), m.start()):
+            if found := push(m.group(1).lower(), m.start(), in_text=True):
                 return found
         return None
 
     while (m := _TOKEN.search(data, pos)) is not None:
         pos = m.end()
-        if m.group(0) == b"<!--":
-            end = data.find(b"-->", pos)
+        if m.group(0) in (b"<!--", b"<![CDATA["):
+            end = data.find(b"-->" if m.group(0) == b"<!--" else b"]]>", pos)
             end = len(data) if end < 0 else end
             if found := text_until(end):
                 return found
@@ -144,6 +154,8 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
             continue
         name = name.lower()
         if m.group(1):  # an end tag
+            if name in (b"p", b"br") and foreign[-1:] == [True]:
+                leave_foreign()
             if open_[name]:
                 while (top := stack.pop()) != name:
                     foreign.pop()
