@@ -402,3 +402,25 @@ def test_make_html_reports_a_broken_linkcheck_ignore_file_without_traceback(one_
     assert r.run.proc.returncode != 0, out[-3000:]
     assert "data/linkcheck-ignore.yaml:4: WARNING: KB040 not valid YAML" in out, out[-3000:]
     assert "Traceback" not in out and "configuration file" not in out, out[-3000:]
+
+
+def test_a_copied_data_file_is_checked_once_and_each_copy_gets_its_own_problems(tmp_path):
+    """kb.core.data validates a text once per process (the tests build many
+    copies of the repository): a copy's problems still name the copy, and a
+    changed text is checked again."""
+    from kb.core import data as kb_data
+
+    bad = GLOSSARY.replace("  def: 低精度训练。\n", "")
+    copies = [tmp_path / name / "glossary.yaml" for name in ("a", "b")]
+    for path in copies:
+        path.parent.mkdir()
+        path.write_text(bad, encoding="utf-8")
+    first, second = (kb_data.read_yaml(path, "glossary.schema.json") for path in copies)
+    for path, loaded in zip(copies, (first, second)):
+        assert [(p.location(), p.code) for p in loaded.problems] == [(f"{path.resolve()}:7", "KB043")]
+        assert loaded.problems[0].message.startswith("at [1]: 'def' is a required property")
+    assert second.data is first.data  # parsed and validated once
+    copies[1].write_text(GLOSSARY + "  aliases: AMP\n", encoding="utf-8")
+    again = kb_data.read_yaml(copies[1], "glossary.schema.json")
+    assert [(p.location(), p.code) for p in again.problems] == [(f"{copies[1].resolve()}:10", "KB043")]
+    assert again.problems[0].message.startswith("at [1].aliases: 'AMP' is not of type 'array'")

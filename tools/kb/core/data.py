@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -451,12 +452,37 @@ def _read_yaml(path: Path, schema_name: str | None, stamp, schema_stamp) -> Load
     text, problem = _read_text(path)
     if problem:
         return Loaded(None, [problem])
-    try:
-        root, data = parse_yaml(text)
-    except YamlProblem as exc:
-        return Loaded(None, [Problem(path, exc.line, CODES[exc.kind], exc.message)])
-    problems = schema_problems(path, data, root, schema.data) if schema is not None else []
-    return Loaded(data, problems, root)
+    schema_key = (
+        (schema_name, hashlib.sha256((SCHEMAS / schema_name).read_bytes()).digest()) if schema else None
+    )
+    data, root, found = _checked(text, schema, schema_key)
+    return Loaded(data, [Problem(path, *where) for where in found], root)
+
+
+# The same text checked against the same schema gives the same data and
+# problems wherever the file lies: a process that builds several projects
+# (the tests' tiny copies of the repository) parses and validates a copied
+# file once. Keyed by the text's digest; the oldest entry goes first.
+_CHECKED: dict[tuple, tuple[Any, yaml.Node | None, list[tuple]]] = {}
+_CHECKED_MAX = 128
+
+
+def _checked(text: str, schema: Loaded | None, schema_key) -> tuple[Any, yaml.Node | None, list[tuple]]:
+    """(data, YAML nodes, problems as (line, code, message, entry)); data and
+    nodes None if the text is not valid YAML. Shared: never change them."""
+    key = (hashlib.sha256(text.encode("utf-8")).digest(), schema_key)
+    if key not in _CHECKED:
+        try:
+            root, data = parse_yaml(text)
+        except YamlProblem as exc:
+            value = (None, None, [(exc.line, CODES[exc.kind], exc.message, None)])
+        else:
+            found = schema_problems(Path(), data, root, schema.data) if schema is not None else []
+            value = (data, root, [(p.line, p.code, p.message, p.entry) for p in found])
+        while len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.pop(next(iter(_CHECKED)))
+        _CHECKED[key] = value
+    return _CHECKED[key]
 
 
 def _stamp(path: Path):
