@@ -60,8 +60,14 @@ def heading_slug(title: str) -> str:
     return slug
 
 
-def _warn(node: nodes.Node, message: str) -> None:
-    logger.warning("KB097 %s", message, location=node, type="kb", subtype="anchor")
+def _labelled(doc: nodes.document) -> set[str | None]:
+    """The ids that a label (``(name)=``) gave."""
+    return {doc.nameids.get(name) for name, explicit in doc.nametypes.items() if explicit}
+
+
+def _title(heading: nodes.Element) -> nodes.Element | None:
+    """A section's title node, or the rubric itself."""
+    return heading.next_node(nodes.title) if isinstance(heading, nodes.section) else heading
 
 
 class SlugFirst(Transform):
@@ -88,7 +94,7 @@ class SlugFirst(Transform):
 
     def apply(self, **kwargs) -> None:
         doc = self.document
-        labelled = {doc.nameids.get(name) for name, explicit in doc.nametypes.items() if explicit}
+        labelled = _labelled(doc)
         for heading in doc.findall(lambda n: isinstance(n, (nodes.section, nodes.rubric))):
             ids = heading["ids"]
             if not ids or ids[0] in labelled:
@@ -98,7 +104,7 @@ class SlugFirst(Transform):
                 ids.remove(slug)
                 ids.insert(0, slug)
             elif NUMBERED.fullmatch(ids[0]) and (slug or _is_markdown_heading(heading)):
-                title = heading.next_node(nodes.title) if isinstance(heading, nodes.section) else heading
+                title = _title(heading)
                 text = title.astext() if title is not None else ""
                 base = slug or "h-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
                 anchor, n = base, 1
@@ -123,12 +129,12 @@ class NoHeadingLinks(Transform):
 
     def apply(self, **kwargs) -> None:
         doc = self.document
-        labelled = {doc.nameids.get(name) for name, explicit in doc.nametypes.items() if explicit}
+        labelled = _labelled(doc)
         for ref in doc.findall(nodes.reference):
             # an in-page [text](#anchor), resolved by MyST to the id it recorded
             target = doc.ids.get(ref.get("refid"))
             if target is not None and target.get("slug") and ref["refid"] not in labelled:
-                title = target.next_node(nodes.title) if isinstance(target, nodes.section) else target
+                title = _title(target)
                 self._refuse(ref, repr(title.astext()[:40]) if title is not None else f"#{ref['refid']}")
         for ref in doc.findall(addnodes.pending_xref):
             # [text](page.md#anchor): MyST's cross-page link keeps the anchor
@@ -138,11 +144,15 @@ class NoHeadingLinks(Transform):
 
     @staticmethod
     def _refuse(ref: nodes.Element, target: str) -> None:
-        _warn(
-            ref,
-            f"the link {ref.astext()[:40]!r} goes to the heading {target} by its anchor: add a label "
-            "such as (my-label)= on the line above the heading and write {ref}`text <my-label>`, "
-            "which stays right when headings change",
+        logger.warning(
+            "KB097 the link %r goes to the heading %s by its anchor: add a label such as "
+            "(my-label)= on the line above the heading and write {ref}`text <my-label>`, which "
+            "stays right when headings change",
+            ref.astext()[:40],
+            target,
+            location=ref,
+            type="kb",
+            subtype="anchor",
         )
 
 
