@@ -180,13 +180,28 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
     return None
 
 
+def _has_pages(site: Path) -> bool:
+    try:
+        return next(site.rglob("*.html"), None) is not None
+    except OSError:
+        return False
+
+
 def too_deep(site: Path) -> str | None:
     """The first page of `site` Pagefind would read whose elements nest too
     deep, as ``path:LINE: KB015 …``; None if there is none."""
-    for page in sorted(site.rglob("*.html")):
+    try:
+        pages = sorted(site.rglob("*.html"))
+    except OSError:  # the site is being deleted (rm -r _build)
+        return None
+    for page in pages:
         if page.relative_to(site).parts[0] == "pagefind" or not page.is_file():
             continue
-        if found := nesting(page.read_bytes()):
+        try:
+            data = page.read_bytes()
+        except FileNotFoundError:  # the site is being deleted (rm -r _build)
+            continue
+        if found := nesting(data):
             line, depth = found
             return (
                 f"{page}:{line}: KB015 {NESTED} {MAX_NESTING} levels deep here ({depth} open), so "
@@ -311,7 +326,9 @@ def index(site: Path, confdir: Path, held: bool = False) -> str | None:
             )
         except subprocess.TimeoutExpired:
             proc = None
-        if folder is not None and not _still(site, folder):  # deleted meanwhile (rm -r _build)
+        if (folder is not None and not _still(site, folder)) or not _has_pages(site):
+            # deleted meanwhile (rm -r _build), or being deleted: the folder
+            # is there but its pages are gone
             shutil.rmtree(new, ignore_errors=True)
             return None
         if proc is None:
