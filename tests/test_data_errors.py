@@ -136,7 +136,10 @@ def build(root: Path, timeout: float | None = None) -> tuple[int, str]:
     else:
         out = io.StringIO()
         with contextlib.chdir(root), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            code = build_main(args)
+            try:
+                code = build_main(args)
+            except SystemExit as stop:  # BuildStopped: the interpreter would exit with its status
+                code = stop.code
         text = out.getvalue()
     kb_pagefind.wait(root / "_build" / "html")
     return code, text
