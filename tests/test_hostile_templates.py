@@ -74,9 +74,39 @@ def test_a_template_that_does_not_parse_is_named_at_its_line(root):
     )
 
 
-def test_a_template_including_itself_is_a_warning_not_a_traceback(root):
-    include(root, '{% include "page.html" %}')
-    assert_fails_at(root, "WARNING: KB064 the template page.html failed", timeout=300)
+def test_a_template_including_itself_is_refused_at_its_line_before_building(root):
+    """Rendering it would recurse to Python's limit on every page (half a
+    minute for this four-page project, and the warning named a theme file)."""
+    line = include(root, '{% include "page.html" %}')
+    out = assert_fails_at(
+        root,
+        f"_templates/page.html:{line}: WARNING: KB064 the template names itself: rendering it would never end",
+    )
+    assert "writing output" not in out
+
+
+def test_templates_naming_each_other_in_a_circle_are_refused_at_their_lines(root):
+    (root / "_templates/parts").mkdir()
+    (root / "_templates/parts/a.html").write_text('<p>\n{% include "parts/b.html" %}</p>\n', encoding="utf-8")
+    (root / "_templates/parts/b.html").write_text('{% include "parts/a.html" %}\n', encoding="utf-8")
+    line = include(root, '{% include "parts/a.html" %}')
+    out = assert_fails_at(
+        root,
+        "_templates/parts/a.html:2: WARNING: KB064 the template names 'parts/b.html', which leads back to it",
+        "_templates/parts/b.html:1: WARNING: KB064 the template names 'parts/a.html', which leads back to it",
+    )
+    # page.html names a template of the circle, but no template leads back to it
+    assert f"_templates/page.html:{line}:" not in out
+
+
+def test_a_template_recursing_as_it_renders_is_a_warning_at_its_own_line(root):
+    """A recursion no literal name shows (a macro calling itself): KB064 on
+    each page at the project's template line, not a theme's, nor a traceback."""
+    line = include(root, "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}")
+    assert_fails_at(
+        root,
+        f"_templates/page.html:{line}: WARNING: KB064 the template page.html failed on docs/index.md (RecursionError",
+    )
 
 
 def test_a_template_cannot_reach_files_through_the_objects_it_is_given(root):
@@ -161,8 +191,8 @@ def test_a_template_nesting_elements_too_deep_is_refused_before_the_search_index
     <div>s (600 KB a page) took it half a minute, the million a template can
     write within the page limit most of an hour. Elements deeper than a
     browser builds (512) are KB015 at the page's line, and the index is not
-    run on them."""
-    include(root, "<div>" * 100_000 + "</div>" * 100_000)
+    run on them (checked here with 5,000 levels, which the same check stops)."""
+    include(root, "<div>" * 5_000 + "</div>" * 5_000)
     out = assert_fails_at(
         root,
         "_build/html/index.html:",
@@ -187,3 +217,23 @@ def test_a_template_leaving_formatting_elements_for_the_browser_to_reopen_is_ref
     )
     assert "Content-Security-Policy" not in out.split("a formatting element <b>", 1)[1].split("\n", 1)[0]
     assert line > 1
+
+
+def test_a_failure_inside_a_theme_template_is_named_at_the_project_template_that_led_there(tmp_path):
+    """Jinja runs a template as code compiled under the template's file name.
+    The innermost line of the project's templates is the one to fix; a theme's
+    file (in site-packages) is named only when none of ours is on the way."""
+    from kb.guard.templates import _template_line
+
+    ours, theirs = tmp_path / "_templates/page.html", tmp_path / "theme/part.html"
+    for path in (ours, theirs):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n", encoding="utf-8")
+    code = {"theirs": compile("\n\n1 / 0", str(theirs), "exec")}
+    code["ours"] = compile("\nexec(theirs, {})", str(ours), "exec")
+    try:
+        exec(code["ours"], {"theirs": code["theirs"]})
+    except ZeroDivisionError as exc:
+        failed = exc
+    assert _template_line(failed, [tmp_path / "_templates"]).endswith("_templates/page.html:2")
+    assert _template_line(failed, [tmp_path / "elsewhere"]).endswith("theme/part.html:3")

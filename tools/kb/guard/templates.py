@@ -138,22 +138,29 @@ class ConfinedTemplates(BuiltinTemplateLoader):
             template,
             page or "a page",
             what,
-            location=_template_line(exc) or (f"{page}:1" if page else None),
+            location=_template_line(
+                exc, [Path(self.builder.confdir, p) for p in self.builder.config.templates_path]
+            )
+            or (f"{page}:1" if page else None),
             type="kb",
             subtype="template",
         )
 
 
-def _template_line(exc) -> str | None:
+def _template_line(exc, folders: list[Path]) -> str | None:
     """path:LINE of the template line the error came from (Jinja's
-    tracebacks name the template file and its line)."""
-    found = None
+    tracebacks name the template file and its line): the innermost line of
+    the project's own templates, else of any (a theme's)."""
+    found = ours = None
     tb = exc.__traceback__ if exc is not None else None
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
         if name.endswith(".html") and Path(name).is_file():
             found = (name, tb.tb_lineno)
+            if any(Path(name).is_relative_to(folder) for folder in folders):
+                ours = found
         tb = tb.tb_next
+    found = ours or found
     return f"{shown(Path(found[0]))}:{found[1]}" if found else None
 
 
@@ -322,6 +329,7 @@ NAMED = re.compile(r"{%-?\s*(?:include|import|from|extends)\s+([\"'])(.*?)\1", r
 def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
     """(path:LINE, KB line) for what the templates folders may not hold."""
     found = []
+    named: dict[Path, list[tuple[str, int]]] = {}  # template -> (literal name it names, line)
     for folder in folders:
         for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
             if path.is_dir():
@@ -347,6 +355,7 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
                 )
                 continue
             for match in NAMED.finditer(text):
+                named.setdefault(path, []).append((match.group(2), text.count(chr(10), 0, match.start()) + 1))
                 if not confined(match.group(2)):
                     found.append(
                         (
@@ -356,6 +365,49 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
                             "remove it",
                         )
                     )
+    return found + _cycles(folders, named)
+
+
+def _cycles(folders: list[Path], named: dict[Path, list[tuple[str, int]]]) -> list[tuple[str, str]]:
+    """KB064 at the line where a template names, by a literal, a template of
+    the folders that leads back to it (itself included): rendering it would
+    recurse until Python's limit, for seconds per page. A name with ``!``
+    is the theme's own template, which the loader looks up past the folders;
+    a cycle that passes through the theme's templates, or that a computed name
+    makes, is still KB064 when the page is written."""
+
+    def target(name: str) -> Path | None:
+        if name.startswith("!") or not confined(name):
+            return None
+        for folder in folders:
+            path = folder / name
+            if path in named or path.is_file():
+                return path
+        return None
+
+    def leads_back(path: Path | None, start: Path) -> bool:
+        seen, todo = set(), [path]
+        while todo:
+            here = todo.pop()
+            if here == start:
+                return True
+            if here is not None and here not in seen:
+                seen.add(here)
+                todo.extend(target(inner) for inner, _ in named.get(here, ()))
+        return False
+
+    found = []
+    for start in sorted(named):
+        for name, line in named[start]:
+            if leads_back(target(name), start):
+                how = "itself" if target(name) == start else f"{name!r}, which leads back to it"
+                found.append(
+                    (
+                        f"{shown(start)}:{line}",
+                        f"KB064 the template names {how}: rendering it would never end; "
+                        f"name the theme's template with '!' (for example '!{start.name}') or remove it",
+                    )
+                )
     return found
 
 
