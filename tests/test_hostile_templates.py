@@ -74,15 +74,65 @@ def test_a_template_that_does_not_parse_is_named_at_its_line(root):
     )
 
 
-def test_a_template_including_itself_is_refused_at_its_line_before_building(root):
+@pytest.mark.parametrize(
+    "statement",
+    [
+        '{% include "page.html" %}',
+        '{%include"page.html"%}',
+        '{%+ include ["missing.html", "page.html"] %}',
+        '{% include ("page.html") %}',
+        '{% include "pa" "ge.html" %}',
+        '{% include "page" ~ ".html" %}',
+        '{% from "page.html" import x %}',
+    ],
+)
+def test_a_template_including_itself_is_refused_at_its_line_before_building(root, statement):
     """Rendering it would recurse to Python's limit on every page (half a
-    minute for this four-page project, and the warning named a theme file)."""
-    line = include(root, '{% include "page.html" %}')
+    minute for this four-page project, and the warning named a theme file).
+    Every way of writing the name that Jinja reads as a literal."""
+    line = include(root, statement)
     out = assert_fails_at(
         root,
-        f"_templates/page.html:{line}: WARNING: KB064 the template names itself: rendering it would never end",
+        f"_templates/page.html:{line}: WARNING: KB064 the template names itself: rendering it would repeat",
     )
     assert "writing output" not in out
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        '{# never {% include "page.html" %} here #}',
+        '{% raw %}{% include "page.html" %}{% endraw %}',
+        """{{ '{% include "page.html" %}' }}""",
+    ],
+)
+def test_a_self_include_in_a_comment_raw_block_or_string_is_only_text(root, statement):
+    include(root, statement)
+    code, out = build(root)
+    assert code == 0 and "KB064" not in out, out[-3000:]
+
+
+def test_a_name_the_file_system_refuses_is_not_a_traceback(root):
+    line = include(root, '{% include "' + "a" * 300 + '.html" %}')
+    code, out = build(root)
+    assert code != 0 and "Traceback" not in out and "Errno" not in out, out[-3000:]
+    assert f"_templates/page.html:{line}: WARNING: KB064 the template page.html failed" in out, out[-3000:]
+
+
+def test_many_templates_naming_each_other_are_checked_in_one_pass(root):
+    """200 templates, each naming every other (40,000 names) and so all one
+    circle: each name is looked up once and the graph walked once (the first
+    version searched it again from every name: minutes). The timeout is the
+    hang guard, not a measure."""
+    parts = root / "_templates/parts"
+    parts.mkdir()
+    count = 200
+    for i in range(count):
+        text = "".join(f'{{% include "parts/t{j}.html" %}}\n' for j in range(count) if j != i)
+        (parts / f"t{i}.html").write_text(text, encoding="utf-8")
+    code, out = build(root, timeout=120)
+    assert code != 0 and "Traceback" not in out, out[-3000:]
+    assert out.count("which leads back to it") == count * (count - 1), out[-3000:]
 
 
 def test_templates_naming_each_other_in_a_circle_are_refused_at_their_lines(root):
@@ -92,8 +142,8 @@ def test_templates_naming_each_other_in_a_circle_are_refused_at_their_lines(root
     line = include(root, '{% include "parts/a.html" %}')
     out = assert_fails_at(
         root,
-        "_templates/parts/a.html:2: WARNING: KB064 the template names 'parts/b.html', which leads back to it",
-        "_templates/parts/b.html:1: WARNING: KB064 the template names 'parts/a.html', which leads back to it",
+        "_templates/parts/a.html:2: WARNING: KB064 the template names 'parts/b.html', which leads back to it: rendering",
+        "_templates/parts/b.html:1: WARNING: KB064 the template names 'parts/a.html', which leads back to it: rendering",
     )
     # page.html names a template of the circle, but no template leads back to it
     assert f"_templates/page.html:{line}:" not in out

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import TemplateSyntaxError
+from jinja2 import nodes as jinja_nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from sphinx.jinja2glue import BuiltinTemplateLoader
@@ -345,7 +346,7 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
             try:
-                SYNTAX.parse(text)
+                tree = SYNTAX.parse(text)
             except TemplateSyntaxError as exc:
                 found.append(
                     (
@@ -354,8 +355,8 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
                     )
                 )
                 continue
+            named[path] = literal_names(tree)
             for match in NAMED.finditer(text):
-                named.setdefault(path, []).append((match.group(2), text.count(chr(10), 0, match.start()) + 1))
                 if not confined(match.group(2)):
                     found.append(
                         (
@@ -368,47 +369,107 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
     return found + _cycles(folders, named)
 
 
+def literal_names(tree: jinja_nodes.Template) -> list[tuple[str, int]]:
+    """(name, line) of each template a parsed template names by a literal
+    (``include``, ``import``, ``from``, ``extends``; a list of names; strings
+    joined with ``~``), read from Jinja's parse tree: not in comments, raw
+    blocks or strings. Nothing is evaluated (folding ``"x" * n`` or a filter
+    would run the template's code)."""
+
+    def names(expr) -> list[str]:
+        if isinstance(expr, jinja_nodes.Const) and isinstance(expr.value, str):
+            return [expr.value]
+        if isinstance(expr, (jinja_nodes.List, jinja_nodes.Tuple)):
+            return [name for item in expr.items for name in names(item)]
+        if isinstance(expr, jinja_nodes.Concat):
+            parts = [names(node) for node in expr.nodes]
+            return ["".join(p[0] for p in parts)] if all(len(p) == 1 for p in parts) else []
+        return []
+
+    kinds = (jinja_nodes.Include, jinja_nodes.Import, jinja_nodes.FromImport, jinja_nodes.Extends)
+    return [(name, node.lineno) for node in tree.find_all(kinds) for name in names(node.template)]
+
+
 def _cycles(folders: list[Path], named: dict[Path, list[tuple[str, int]]]) -> list[tuple[str, str]]:
     """KB064 at the line where a template names, by a literal, a template of
-    the folders that leads back to it (itself included): rendering it would
-    recurse until Python's limit, for seconds per page. A name with ``!``
-    is the theme's own template, which the loader looks up past the folders;
-    a cycle that passes through the theme's templates, or that a computed name
-    makes, is still KB064 when the page is written."""
+    the folders that leads back to it (itself included): rendering it recurses
+    on every page until Python's limit. A name with ``!`` is the theme's own
+    template, which the loader looks up past the folders; a cycle through the
+    theme's templates, or one a computed name makes, is still KB064 when a
+    page is written. One pass over the graph (strongly connected components):
+    an edge closes a circle when both ends lie in one component."""
+    found_at: dict[str, Path | None] = {}
 
     def target(name: str) -> Path | None:
-        if name.startswith("!") or not confined(name):
-            return None
-        for folder in folders:
-            path = folder / name
-            if path in named or path.is_file():
-                return path
-        return None
+        if name not in found_at:
+            found_at[name] = None
+            if not name.startswith("!") and confined(name):
+                for folder in folders:
+                    path = folder / name
+                    try:
+                        if path in named or path.is_file():
+                            found_at[name] = path
+                            break
+                    except OSError:  # a name the file system refuses (too long …): no template
+                        pass
+        return found_at[name]
 
-    def leads_back(path: Path | None, start: Path) -> bool:
-        seen, todo = set(), [path]
-        while todo:
-            here = todo.pop()
-            if here == start:
-                return True
-            if here is not None and here not in seen:
-                seen.add(here)
-                todo.extend(target(inner) for inner, _ in named.get(here, ()))
-        return False
-
+    edges = {path: {t for name, _ in uses if (t := target(name)) is not None} for path, uses in named.items()}
+    component = _components(edges)
     found = []
     for start in sorted(named):
         for name, line in named[start]:
-            if leads_back(target(name), start):
-                how = "itself" if target(name) == start else f"{name!r}, which leads back to it"
-                found.append(
-                    (
-                        f"{shown(start)}:{line}",
-                        f"KB064 the template names {how}: rendering it would never end; "
-                        f"name the theme's template with '!' (for example '!{start.name}') or remove it",
-                    )
+            to = target(name)
+            if to is None or component.get(to) != component[start]:
+                continue
+            if to == start:
+                how, fix = "itself", f"name the theme's template with '!' ('!{name}') or remove the include"
+            else:
+                how, fix = f"{name!r}, which leads back to it", "remove one include of the circle"
+            found.append(
+                (
+                    f"{shown(start)}:{line}",
+                    f"KB064 the template names {how}: rendering it would repeat until Python's recursion "
+                    f"limit on every page; {fix} (a tree is drawn with a recursive for loop)",
                 )
+            )
     return found
+
+
+def _components(edges: dict[Path, set[Path]]) -> dict[Path, int]:
+    """Strongly connected components (Kosaraju, without recursion): node -> number."""
+    nodes = set(edges) | {t for ts in edges.values() for t in ts}
+    order, seen = [], set()
+    for root in sorted(nodes):
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(sorted(edges.get(root, ()))))]
+        while stack:
+            node, rest = stack[-1]
+            nxt = next(rest, None)
+            if nxt is None:
+                stack.pop()
+                order.append(node)
+            elif nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, iter(sorted(edges.get(nxt, ())))))
+    back: dict[Path, list[Path]] = {}
+    for node, ts in edges.items():
+        for t in ts:
+            back.setdefault(t, []).append(node)
+    component: dict[Path, int] = {}
+    for root in reversed(order):
+        if root in component:
+            continue
+        component[root], todo = len(component), [root]
+        number = component[root]
+        while todo:
+            for prev in back.get(todo.pop(), ()):
+                if prev not in component:
+                    component[prev] = number
+                    todo.append(prev)
+    return component
 
 
 def on_builder_inited(app) -> None:
