@@ -85,6 +85,22 @@ def test_glossary_page_lists_terms_with_links_to_where_they_are_treated(site):
     assert 'id="term-mixed-precision"' in html
 
 
+def test_the_glossary_anchors_of_before_still_land_on_their_entry(site):
+    """Bookmarks to the numbered anchors the glossary had (#term-12,
+    #term-DeepSpeed) reach the entry that holds the term now: each is an id
+    inside that entry's headword, and no id is there twice."""
+    html = (site / "glossary.html").read_text(encoding="utf-8")
+    old = yaml.safe_load((ROOT / "data/glossary-old-anchors.yaml").read_text(encoding="utf-8"))
+    assert len(old) > 300  # every name of the 9ddc300 glossary that is not an entry's anchor now
+    headwords = {
+        m.group(1): set(re.findall(r'<span id="([^"]+)"></span>', m.group(2)))
+        for m in re.finditer(r'<dt class="kb-headword" id="term-([a-z0-9-]+)">(.*?)</dt>', html, re.S)
+    }
+    assert {anchor: entry for entry, anchors in headwords.items() for anchor in anchors} == old
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    assert len(ids) == len(set(ids))
+
+
 def test_articles_link_a_term_at_first_use(site):
     html = (site / "training/llm-training-10-tips.html").read_text(encoding="utf-8")
     assert re.search(r'href="\.\./glossary\.html#term-[^"]+"', html)

@@ -86,6 +86,8 @@ GLOSSARY = """\
   def: 低精度训练。
 """
 
+OLD_ANCHORS = "term-3: gradient-accumulation\n"
+
 
 def tiny_project(root: Path) -> Path:
     """A two-page knowledge base built with the repository's conf.py, tools and data."""
@@ -106,6 +108,7 @@ def tiny_project(root: Path) -> Path:
         (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "docs" / name).write_text(text, encoding="utf-8")
     (root / "data" / "glossary.yaml").write_text(GLOSSARY, encoding="utf-8")
+    (root / "data" / "glossary-old-anchors.yaml").write_text(OLD_ANCHORS, encoding="utf-8")
     return root
 
 
@@ -305,6 +308,27 @@ OTHER_CASES = {
         "front-matter.schema.json",
         '{"type": "object"}\n',
         "data/front-matter.schema.json:1: WARNING: KB046 the front-matter schema must describe an object",
+    ),
+    "old-anchor-no-entry": (
+        "glossary-old-anchors.yaml",
+        "term-3: gradient-accumulation\nterm-7: zero-3\n",
+        "data/glossary-old-anchors.yaml:2: WARNING: KB043 term-7 points at 'zero-3', which is no entry id",
+    ),
+    "old-anchor-an-entry-own": (
+        "glossary-old-anchors.yaml",
+        "term-mixed-precision: gradient-accumulation\n",
+        "data/glossary-old-anchors.yaml:1: WARNING: KB044 term-mixed-precision is the anchor of the entry "
+        "'mixed-precision' itself",
+    ),
+    "old-anchor-not-an-anchor": (
+        "glossary-old-anchors.yaml",
+        "term-3: gradient-accumulation\n'x\" onclick=\"alert(1)': mixed-precision\n",
+        "data/glossary-old-anchors.yaml:2: WARNING: KB043 'x\" onclick=\"alert(1)' is no anchor the glossary had",
+    ),
+    "old-anchor-a-number": (
+        "glossary-old-anchors.yaml",
+        "3: gradient-accumulation\n",
+        "data/glossary-old-anchors.yaml:1: WARNING: KB043 '3' is no anchor the glossary had",
     ),
     "linkcheck-bad-regex": (
         "linkcheck-ignore.yaml",

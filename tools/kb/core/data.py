@@ -702,6 +702,50 @@ def glossary(data_dir: Path) -> Loaded:
     return _glossary(path, _stamp(path))
 
 
+OLD_ANCHOR = re.compile(r"term-[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def glossary_old_anchors(data_dir: Path) -> Loaded:
+    """data/glossary-old-anchors.yaml (optional): an anchor the glossary page
+    once had -> the id of the entry that holds the term now; only the lines
+    that name an entry and no entry's own anchor."""
+    path = (Path(data_dir) / "glossary-old-anchors.yaml").resolve()
+    return _glossary_old_anchors(path, _stamp(path), _stamp((Path(data_dir) / "glossary.yaml").resolve()))
+
+
+@functools.lru_cache(maxsize=16)
+def _glossary_old_anchors(path: Path, stamp, glossary_stamp) -> Loaded:
+    if not path.exists() and not path.is_symlink():
+        return Loaded({}, [], None)
+    loaded = read_yaml(path, "glossary-old-anchors.schema.json")
+    if loaded.problems or not isinstance(loaded.data, dict):
+        return Loaded({}, loaded.problems, loaded.root)
+    entries = {e["id"] for e in glossary(path.parent).data}
+    kept, problems = {}, []
+    for key, _ in getattr(loaded.root, "value", []):
+        if key.tag != "tag:yaml.org,2002:str" or not OLD_ANCHOR.fullmatch(key.value):
+            message = (
+                f"{key.value!r} is no anchor the glossary had: write it as it was, term-12 or term-DeepSpeed"
+            )
+            problems.append(Problem(path, key.start_mark.line + 1, CODES["schema"], message))
+            continue
+        old, entry = key.value, loaded.data[key.value]
+        if old.removeprefix("term-") in entries:
+            message = (
+                f"{old} is the anchor of the entry {old.removeprefix('term-')!r} itself: remove this line"
+            )
+            problems.append(Problem(path, key.start_mark.line + 1, CODES["unique"], message))
+        elif entry not in entries:
+            message = (
+                f"{old} points at {entry!r}, which is no entry id of data/glossary.yaml: "
+                "give the id of the entry that now holds the term"
+            )
+            problems.append(Problem(path, key.start_mark.line + 1, CODES["schema"], message))
+        else:
+            kept[old] = entry
+    return Loaded(kept, problems, loaded.root)
+
+
 # make linkcheck matches every link of the site against every pattern, with
 # Python's backtracking re, which on a link that almost matches tries every way
 # the pattern could match it: a repeated group (``(a|a)+``, ``(x+)*``) takes for
@@ -1019,7 +1063,7 @@ def schema_files(data_dir: Path) -> Loaded:
     return Loaded(None, problems)
 
 
-CHECKED = (schema_files, tags, guides, glossary, linkcheck_ignore, front_matter_schema)
+CHECKED = (schema_files, tags, guides, glossary, glossary_old_anchors, linkcheck_ignore, front_matter_schema)
 
 
 def report(app, problems: list[Problem]) -> None:

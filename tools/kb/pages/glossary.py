@@ -98,6 +98,11 @@ class GlossaryDirective(SphinxDirective):
         self.env.note_dependency(str(path))
         self.env.note_dependency(str(kb_data.SCHEMAS / "glossary.schema.json"))
         loaded = kb_data.glossary(Path(self.config.kb_data_dir))
+        # the anchors the page had before (bookmarks still land on the entry)
+        self.env.note_dependency(str(Path(self.config.kb_data_dir) / "glossary-old-anchors.yaml"))
+        self.old_anchors: dict[str, list[str]] = {}
+        for old, entry_id in kb_data.glossary_old_anchors(Path(self.config.kb_data_dir)).data.items():
+            self.old_anchors.setdefault(entry_id, []).append(old)
         entries = sorted(zip(loaded.data, loaded.lines), key=lambda e: (reading(e[0]["zh"]), e[0]["id"]))
         groups: dict[str, list[tuple[dict, int]]] = {}
         for entry, line in entries:
@@ -129,6 +134,8 @@ class GlossaryDirective(SphinxDirective):
             term["classes"].append("kb-headword" if i == 0 else "kb-alias")
             item += term
         self.state.document.note_explicit_target(item.children[0])
+        # more ids: docutils writes each as an empty <span id> in the term
+        item.children[0]["ids"].extend(self.old_anchors.get(entry["id"], []))
         see = " · ".join(f"{{ref}}`{label}`" for label in entry.get("see", []))
         text = self.checked_definition(entry["def"].strip(), source, line)
         text += "\n\n" + _("详见：") + see if see else ""
