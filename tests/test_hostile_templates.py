@@ -93,7 +93,7 @@ def test_a_template_including_itself_is_refused_at_its_line_before_building(root
     line = include(root, statement)
     out = assert_fails_at(
         root,
-        f"_templates/page.html:{line}: WARNING: KB064 the template names itself: rendering it would repeat",
+        f"_templates/page.html:{line}: WARNING: KB064 the template names itself: templates may not name each other in a circle",
     )
     assert "writing output" not in out
 
@@ -110,6 +110,28 @@ def test_a_self_include_in_a_comment_raw_block_or_string_is_only_text(root, stat
     include(root, statement)
     code, out = build(root)
     assert code == 0 and "KB064" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "{{ " + " + ".join(["1"] * 3000) + " }}",
+        "{{ x" + "|e" * 3000 + " }}",
+        "{% if x %}" * 300 + "{% endif %}" * 300,
+    ],
+    ids=["sum", "filters", "ifs"],
+)
+def test_a_template_nested_too_deep_to_read_is_a_warning_not_a_traceback(root, statement):
+    """Jinja's parser, and a walk of what it builds, recurse once per level."""
+    include(root, statement)
+    out = assert_fails_at(root, "_templates/page.html:1: WARNING: KB064 the template nests")
+    assert "writing output" not in out
+
+
+def test_a_name_given_a_hundred_thousand_times_is_reported_once(root):
+    line = include(root, "{% include [" + ", ".join(['"page.html"'] * 100_000) + "] %}")
+    out = assert_fails_at(root, f"_templates/page.html:{line}: WARNING: KB064 the template names itself")
+    assert out.count("KB064") == 1
 
 
 def test_a_name_the_file_system_refuses_is_not_a_traceback(root):
@@ -142,8 +164,8 @@ def test_templates_naming_each_other_in_a_circle_are_refused_at_their_lines(root
     line = include(root, '{% include "parts/a.html" %}')
     out = assert_fails_at(
         root,
-        "_templates/parts/a.html:2: WARNING: KB064 the template names 'parts/b.html', which leads back to it: rendering",
-        "_templates/parts/b.html:1: WARNING: KB064 the template names 'parts/a.html', which leads back to it: rendering",
+        "_templates/parts/a.html:2: WARNING: KB064 the template names 'parts/b.html', which leads back to it: templates may",
+        "_templates/parts/b.html:1: WARNING: KB064 the template names 'parts/a.html', which leads back to it: templates may",
     )
     # page.html names a template of the circle, but no template leads back to it
     assert f"_templates/page.html:{line}:" not in out

@@ -347,6 +347,7 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
             text = path.read_text(encoding="utf-8", errors="replace")
             try:
                 tree = SYNTAX.parse(text)
+                named[path] = literal_names(tree)
             except TemplateSyntaxError as exc:
                 found.append(
                     (
@@ -355,7 +356,15 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
                     )
                 )
                 continue
-            named[path] = literal_names(tree)
+            except RecursionError:  # Jinja's parser recurses once per level of nesting
+                found.append(
+                    (
+                        f"{shown(path)}:1",
+                        f"KB064 the template nests blocks or expressions more than {MAX_TEMPLATE_DEPTH} deep; "
+                        "split it into smaller templates or macros",
+                    )
+                )
+                continue
             for match in NAMED.finditer(text):
                 if not confined(match.group(2)):
                     found.append(
@@ -367,6 +376,12 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
                         )
                     )
     return found + _cycles(folders, named)
+
+
+# How deep a template's parse tree may nest. Jinja's compiler and Python's
+# recursion limit stop at a few hundred levels (`{{ 1 + 1 + … }}` with 300
+# terms); the site's templates and furo's nest fewer than 30.
+MAX_TEMPLATE_DEPTH = 150
 
 
 def literal_names(tree: jinja_nodes.Template) -> list[tuple[str, int]]:
@@ -387,7 +402,15 @@ def literal_names(tree: jinja_nodes.Template) -> list[tuple[str, int]]:
         return []
 
     kinds = (jinja_nodes.Include, jinja_nodes.Import, jinja_nodes.FromImport, jinja_nodes.Extends)
-    return [(name, node.lineno) for node in tree.find_all(kinds) for name in names(node.template)]
+    found, todo = [], [(tree, 0)]
+    while todo:  # not find_all: it recurses once per level, and `1 + 1 + …` nests as deep as it is long
+        node, depth = todo.pop()
+        if depth > MAX_TEMPLATE_DEPTH:  # Jinja's compiler recurses once per level too
+            raise RecursionError(f"nested deeper than {MAX_TEMPLATE_DEPTH}")
+        if isinstance(node, kinds):
+            found += [(name, node.lineno) for name in names(node.template)]
+        todo.extend((child, depth + 1) for child in reversed(list(node.iter_child_nodes())))
+    return sorted(set(found), key=lambda f: (f[1], f[0]))
 
 
 def _cycles(folders: list[Path], named: dict[Path, list[tuple[str, int]]]) -> list[tuple[str, str]]:
@@ -423,14 +446,21 @@ def _cycles(folders: list[Path], named: dict[Path, list[tuple[str, int]]]) -> li
             if to is None or component.get(to) != component[start]:
                 continue
             if to == start:
-                how, fix = "itself", f"name the theme's template with '!' ('!{name}') or remove the include"
+                how, fix = (
+                    "itself",
+                    f"to extend the theme's template, name it '!{name}'; else remove the name",
+                )
             else:
-                how, fix = f"{name!r}, which leads back to it", "remove one include of the circle"
+                how, fix = (
+                    f"{name!r}, which leads back to it",
+                    "remove the name from one template of the circle",
+                )
             found.append(
                 (
                     f"{shown(start)}:{line}",
-                    f"KB064 the template names {how}: rendering it would repeat until Python's recursion "
-                    f"limit on every page; {fix} (a tree is drawn with a recursive for loop)",
+                    f"KB064 the template names {how}: templates may not name each other in a circle, even under "
+                    f"a condition (unguarded, every page would repeat it to Python's recursion limit); {fix} "
+                    "(a tree is drawn with a recursive for loop, {% for … recursive %})",
                 )
             )
     return found
