@@ -103,6 +103,27 @@ def test_a_lost_glyph_a_font_not_embedded_and_a_broken_link_are_reported():
     )
 
 
+def test_a_line_wider_than_its_column_is_named_at_its_tex_line():
+    """xelatex's log of the spec table in nine equal columns, before it was set
+    in footnote size: a cell's paragraph and its table row each at their .tex
+    line; boxes within a point are let through."""
+    log = (
+        "Overfull \\hbox (12.25023pt too wide) in paragraph at lines 9393--9395\n"
+        "[]\\TU/TeXGyreHeros(0)/m/n/10 FP16/BF16\n []\n\n"
+        "Overfull \\hbox (12.25023pt too wide) detected at line 9396\n"
+        "[]\\TU/TeXGyreHeros(0)/m/n/10 FP16/BF16\n []\n\n"
+        "Overfull \\hbox (13.76022pt too wide) in paragraph at lines 9569--9571\n"
+        "\\TU/TeXGyreTermes(0)/m/n/10 p4d.24xlarge\n []\n\n"
+        "Overfull \\hbox (0.5pt too wide) in paragraph at lines 10--12\n"
+        "\\TU/TeXGyreTermes(0)/m/n/10 almost\n []\n"
+    )
+    assert check_books.lines_overrun(log) == [
+        ("12.25023pt", "9393", "[]\\TU/TeXGyreHeros(0)/m/n/10 FP16/BF16"),
+        ("12.25023pt", "9396", "[]\\TU/TeXGyreHeros(0)/m/n/10 FP16/BF16"),
+        ("13.76022pt", "9569", "\\TU/TeXGyreTermes(0)/m/n/10 p4d.24xlarge"),
+    ]
+
+
 def test_a_label_before_a_guide_heading_is_written_once():
     """A guide's heading becomes a rubric in the book; the ``(label)=`` before
     it and the rubric's own ids each give LaTeX a label, never the same twice."""

@@ -176,6 +176,24 @@ def pages_overrun(log: str, tolerance: float = 10.0) -> list[str]:
     return [f"{height}pt" for height in found if float(height) > tolerance]
 
 
+def lines_overrun(log: str, tolerance: float = 1.0) -> list[tuple[str, str, str]]:
+    """(points, .tex line, what TeX set) of each line xelatex could not fit
+    in its measure: a word it cannot break (FP16/BF16, p4d.24xlarge) running
+    into the margin or, in a table, into the next column. Each is reported
+    once, at the paragraph's first line in the .tex file."""
+    found = re.findall(
+        r"Overfull \\hbox \(([\d.]+)pt too wide\) (?:in paragraph at lines (\d+)--\d+|detected at line (\d+))\n(.*)",
+        log,
+    )
+    seen, out = set(), []
+    for width, para, at, box in found:
+        line = para or at
+        if float(width) > tolerance and (line, box) not in seen:
+            seen.add((line, box))
+            out.append((f"{width}pt", line, box.strip()[:120]))
+    return out
+
+
 def unembedded_fonts(pdffonts: str) -> list[str]:
     """The rows of pdffonts' table whose font is not embedded (column emb)."""
     lines = pdffonts.splitlines()
@@ -237,6 +255,11 @@ def check_pdf(book: Path, docs: Path = DOCS) -> list[str]:
         for height in pages_overrun(text):
             problems.append(
                 f"{log}:1: KB128 a page's content runs {height} past its foot (a figure or table too tall)"
+            )
+        for width, line, box in lines_overrun(text):
+            problems.append(
+                f"{book.with_suffix('.tex')}:{line}: KB129 a line runs {width} past its measure "
+                f"(a word TeX cannot break, in a narrow table column?): {box}"
             )
         for label in labels_twice(text):
             problems.append(
