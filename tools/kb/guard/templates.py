@@ -344,6 +344,16 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
                     )
                 )
                 continue
+            if path.stat().st_size > MAX_TEMPLATE_BYTES:
+                found.append(
+                    (
+                        f"{shown(path)}:1",
+                        f"KB064 the template is {path.stat().st_size >> 10} KiB, more than a template may be "
+                        f"({MAX_TEMPLATE_BYTES >> 10} KiB; Jinja reads and compiles about 2 s a MiB): "
+                        "split it, or move its text into the pages",
+                    )
+                )
+                continue
             text = path.read_text(encoding="utf-8", errors="replace")
             try:
                 tree = SYNTAX.parse(text)
@@ -378,6 +388,8 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
     return found + _cycles(folders, named)
 
 
+# How large a template may be: the site's and furo's are under 20 KiB each.
+MAX_TEMPLATE_BYTES = 256 << 10
 # How deep a template's parse tree may nest. Jinja's compiler and Python's
 # recursion limit stop at a few hundred levels (`{{ 1 + 1 + … }}` with 300
 # terms); the site's templates and furo's nest fewer than 30.
