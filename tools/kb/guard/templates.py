@@ -40,6 +40,7 @@ import os
 import re
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -321,75 +322,150 @@ def bounded_binop(context, operator: str, left, right):
 
 
 # Jinja's syntax, as the builders read templates (with the i18n extension)
-SYNTAX = SandboxedEnvironment(extensions=["jinja2.ext.i18n"])
+# optimized=False: the check compiles without folding constants, which would
+# compute "x" * 10**10 or a filter's result here, outside any time or memory limit
+SYNTAX = SandboxedEnvironment(extensions=["jinja2.ext.i18n"], optimized=False)
+# as the builders' environment (ConfinedTemplates.init): * and ** are never
+# worked out while compiling
+SYNTAX.intercepted_binops = frozenset({"*", "**"})
 
 # {% include "x" %}, {% import 'x' as y %}, {% from "x" import y %}, {% extends "x" %}
 NAMED = re.compile(r"{%-?\s*(?:include|import|from|extends)\s+([\"'])(.*?)\1", re.S)
 
 
-def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
-    """(path:LINE, KB line) for what the templates folders may not hold."""
-    found = []
+def _template_files(folders: list[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Every file under the templates folders, walked without recursion
+    (pathlib's and os's walks recurse once per folder level), and KB018 for a
+    folder nested deeper than MAX_FOLDER_DEPTH."""
+    files, found = [], []
+    stack = [(folder, 0) for folder in reversed(folders) if folder.is_dir()]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if not entry.is_dir(follow_symlinks=False):
+                files.append(path)
+            elif depth < MAX_FOLDER_DEPTH:
+                stack.append((path, depth + 1))
+            else:
+                found.append(
+                    (
+                        f"{shown(path)}:1",
+                        f"KB018 the templates folder nests folders more than {MAX_FOLDER_DEPTH} deep: "
+                        "keep templates at most a few folders down",
+                    )
+                )
+    return sorted(files), found
+
+
+def template_problems(folders: list[Path], seconds: float = 20) -> list[tuple[str, str]]:
+    """(path:LINE, KB line) for what the templates folders may not hold;
+    each template is compiled within ``seconds`` of CPU and the render memory."""
+    files, found = _template_files(folders)
     named: dict[Path, list[tuple[str, int]]] = {}  # template -> (literal name it names, line)
-    for folder in folders:
-        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
-            if path.is_dir():
-                continue
-            if path.suffix.lower() != ".html":
+    total = 0
+    for count, path in enumerate(files, 1):
+        try:
+            info = path.lstat()
+        except OSError:
+            continue  # gone since the folder was listed
+        if not stat.S_ISREG(info.st_mode) or path.suffix.lower() != ".html":
+            found.append(
+                (
+                    f"{shown(path)}:1",
+                    "KB018 the templates folder holds only the site's HTML templates (regular .html files); "
+                    "a book builder would render this file as a template too: remove it",
+                )
+            )
+            continue
+        total += info.st_size
+        if count > MAX_TEMPLATES or total > MAX_TEMPLATES_TOTAL:
+            found.append(
+                (
+                    f"{shown(path)}:1",
+                    f"KB064 the templates folders hold more than {MAX_TEMPLATES} templates or "
+                    f"{MAX_TEMPLATES_TOTAL >> 20} MiB (Jinja reads and compiles several seconds a MiB, "
+                    "before any page is built): remove templates the site does not use",
+                )
+            )
+            break
+        if info.st_size > MAX_TEMPLATE_BYTES:
+            found.append(
+                (
+                    f"{shown(path)}:1",
+                    f"KB064 the template is {info.st_size:,} bytes, more than a template may be "
+                    f"({MAX_TEMPLATE_BYTES >> 10} KiB; Jinja reads and compiles several seconds a MiB): "
+                    "split it; put a large image or SVG in _static/ and link it",
+                )
+            )
+            continue
+        try:
+            with open(path, "rb") as file:
+                text = file.read(MAX_TEMPLATE_BYTES + 1).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        try:
+            tree = SYNTAX.parse(text)
+            named[path] = literal_names(tree)
+            # what Python makes of it too: a template can parse and still fail
+            # to compile (thousands of elif, deep nesting), and Jinja would
+            # try again, and fail again, on every page
+            with render_budget(seconds, None, shown(path)):
+                SYNTAX.compile(tree, filename=str(path))
+        except TemplateSyntaxError as exc:
+            found.append(
+                (
+                    f"{shown(path)}:{exc.lineno or 1}",
+                    f"KB064 the template does not parse ({exc.message}); fix it (Jinja syntax)",
+                )
+            )
+            continue
+        except TemplateTimeout:
+            found.append(
+                (
+                    f"{shown(path)}:1",
+                    f"KB064 the template took longer than kb_template_seconds ({seconds} s) to compile: "
+                    "split it into smaller templates or macros",
+                )
+            )
+            continue
+        except (
+            RecursionError,
+            MemoryError,
+            SyntaxError,
+        ) as exc:  # Jinja's parser, our walk, Python's compiler
+            found.append(
+                (
+                    f"{shown(path)}:1",
+                    f"KB064 the template nests blocks or expressions too deep, or chains too many, to be "
+                    f"compiled ({type(exc).__name__}; at most {MAX_TEMPLATE_DEPTH} levels): "
+                    "split it into smaller templates or macros",
+                )
+            )
+            continue
+        for match in NAMED.finditer(text):
+            if not confined(match.group(2)):
                 found.append(
                     (
-                        f"{shown(path)}:1",
-                        "KB018 the templates folder holds only the site's HTML templates (.html); "
-                        "a book builder would render this file as a template too: remove it",
+                        f"{shown(path)}:{text.count(chr(10), 0, match.start()) + 1}",
+                        f"KB011 a template includes {match.group(2)!r}: templates may name only "
+                        "other templates, inside the templates folders (no absolute path, no '..'); "
+                        "remove it",
                     )
                 )
-                continue
-            if path.stat().st_size > MAX_TEMPLATE_BYTES:
-                found.append(
-                    (
-                        f"{shown(path)}:1",
-                        f"KB064 the template is {path.stat().st_size >> 10} KiB, more than a template may be "
-                        f"({MAX_TEMPLATE_BYTES >> 10} KiB; Jinja reads and compiles about 2 s a MiB): "
-                        "split it, or move its text into the pages",
-                    )
-                )
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-            try:
-                tree = SYNTAX.parse(text)
-                named[path] = literal_names(tree)
-            except TemplateSyntaxError as exc:
-                found.append(
-                    (
-                        f"{shown(path)}:{exc.lineno or 1}",
-                        f"KB064 the template does not parse ({exc.message}); fix it (Jinja syntax)",
-                    )
-                )
-                continue
-            except RecursionError:  # Jinja's parser recurses once per level of nesting
-                found.append(
-                    (
-                        f"{shown(path)}:1",
-                        f"KB064 the template nests blocks or expressions more than {MAX_TEMPLATE_DEPTH} deep; "
-                        "split it into smaller templates or macros",
-                    )
-                )
-                continue
-            for match in NAMED.finditer(text):
-                if not confined(match.group(2)):
-                    found.append(
-                        (
-                            f"{shown(path)}:{text.count(chr(10), 0, match.start()) + 1}",
-                            f"KB011 a template includes {match.group(2)!r}: templates may name only "
-                            "other templates, inside the templates folders (no absolute path, no '..'); "
-                            "remove it",
-                        )
-                    )
     return found + _cycles(folders, named)
 
 
-# How large a template may be: the site's and furo's are under 20 KiB each.
+# How large a template may be, and all of them together: the site's and
+# furo's are under 20 KiB each, 86 templates with Sphinx's basic theme.
 MAX_TEMPLATE_BYTES = 256 << 10
+MAX_TEMPLATES_TOTAL = 1 << 20
+MAX_TEMPLATES = 200
+MAX_FOLDER_DEPTH = 16
 # How deep a template's parse tree may nest. Jinja's compiler and Python's
 # recursion limit stop at a few hundred levels (`{{ 1 + 1 + … }}` with 300
 # terms); the site's templates and furo's nest fewer than 30.
@@ -515,7 +591,9 @@ def _components(edges: dict[Path, set[Path]]) -> dict[Path, int]:
 
 
 def on_builder_inited(app) -> None:
-    found = template_problems([Path(app.confdir, p) for p in app.config.templates_path])
+    found = template_problems(
+        [Path(app.confdir, p) for p in app.config.templates_path], app.config.kb_template_seconds
+    )
     for location, message in found:
         logger.warning(message, location=location, type="kb", subtype="template")
     if found:
