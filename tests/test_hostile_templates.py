@@ -125,7 +125,7 @@ def test_a_self_include_in_a_comment_raw_block_or_string_is_only_text(root, stat
 def test_a_template_nested_too_deep_to_read_is_a_warning_not_a_traceback(root, statement):
     """Jinja's parser, and a walk of what it builds, recurse once per level."""
     include(root, statement)
-    out = assert_fails_at(root, "_templates/page.html:1: WARNING: KB064 the template nests")
+    out = assert_fails_at(root, "_templates/page.html:1: WARNING: KB064 the template cannot be read")
     assert "writing output" not in out
 
 
@@ -153,35 +153,29 @@ def test_many_templates_under_the_size_limit_are_refused_together(root):
     assert "writing output" not in out
 
 
-@pytest.mark.parametrize(
-    "statement",
-    [
-        "{% if x %}a" + "{% elif x %}a" * 3000 + "{% endif %}",
-        "{% for a in b %}" * 30 + "{% endfor %}" * 30,
-    ],
-    ids=["elifs", "fors"],
-)
-def test_a_template_that_parses_but_cannot_compile_is_refused_before_building(root, statement):
-    """Python cannot compile what Jinja makes of these; Jinja tried again on
-    every page (2.4 s a page) and the warning named no line."""
-    include(root, statement)
-    out = assert_fails_at(
-        root, "_templates/page.html:1: WARNING: KB064 the template nests blocks or expressions"
-    )
-    assert "writing output" not in out
+def test_a_template_using_sphinx_filters_is_not_refused_by_the_check(root):
+    """The check only reads templates: Sphinx's own filters (todim, toint),
+    which the check's Jinja does not know, are fine."""
+    include(root, '{% set narrow = theme_sidebarwidth|todim %}<!-- {{ "3"|toint }} -->')
+    code, out = build(root)
+    assert code == 0 and "KB064" not in out, out[-3000:]
+
+
+def test_a_number_too_long_for_python_is_a_warning_not_a_traceback(root):
+    include(root, "{{ " + "1" * 5000 + " }}")
+    assert_fails_at(root, "_templates/page.html:1: WARNING: KB064 the template cannot be read (ValueError")
 
 
 def test_a_fifo_or_deep_folders_in_the_templates_folder_are_refused_not_waited_on(root):
     os.mkfifo(root / "_templates/pipe.html")
     deep = root / "_templates" / "/".join(["d"] * 20)
     deep.mkdir(parents=True)
-    out = assert_fails_at(
+    assert_fails_at(
         root,
         "_templates/pipe.html:1: WARNING: KB018 the templates folder holds only the site's HTML templates",
         "WARNING: KB018 the templates folder nests folders more than 16 deep",
         timeout=60,
     )
-    assert "Traceback" not in out
 
 
 def test_a_name_given_fifteen_thousand_times_is_reported_once(root):
