@@ -73,7 +73,7 @@ def confined(name: str) -> bool:
 def _named_at(folders: list[Path], name: str) -> str | None:
     """path:LINE of the first template that writes ``name`` out."""
     for folder in folders:
-        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+        for path in _template_files([folder])[0]:
             if not path.is_file() or path.is_symlink():
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
