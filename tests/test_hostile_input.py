@@ -232,6 +232,7 @@ def test_a_circular_toctree_fails_at_the_entry_not_with_recursion(one_build):
     assert "RecursionError" not in out
 
 
+@pytest.mark.timeout(300, method="thread")  # built in this process
 def test_a_chain_of_toctrees_fails_at_the_entry_not_with_recursion(tmp_path):
     """Pages listing pages 300 deep: the writers walk the contents with Python
     calls, and passed the recursion limit (a traceback)."""
@@ -249,10 +250,11 @@ def test_a_chain_of_toctrees_fails_at_the_entry_not_with_recursion(tmp_path):
     index.write_text(
         index.read_text(encoding="utf-8").replace("\nx\n```", "\nx\nc0\n```", 1), encoding="utf-8"
     )
-    out = assert_fails_at(root, "docs/training/c10.md:13: WARNING: KB055 toctrees nested", timeout=600)
+    out = assert_fails_at(root, "docs/training/c10.md:13: WARNING: KB055 toctrees nested")
     assert "RecursionError" not in out
 
 
+@pytest.mark.timeout(300, method="thread")  # built in this process
 def test_raw_html_in_a_heading_reaches_no_other_page(tmp_path):
     """The page title the navigation of every other page shows is collected
     from the heading: it must be collected without the refused raw HTML."""
@@ -263,7 +265,7 @@ def test_raw_html_in_a_heading_reaches_no_other_page(tmp_path):
     text = page.read_text(encoding="utf-8")
     page.write_text(text.replace("# 梯度累积", "# 梯度累积<script>alert(7)</script>", 1), encoding="utf-8")
     line = text.split("\n").index("# 梯度累积") + 1
-    assert_fails_at(root, f"docs/training/x.md:{line}: WARNING: KB010 raw HTML (<script>)", timeout=300)
+    assert_fails_at(root, f"docs/training/x.md:{line}: WARNING: KB010 raw HTML (<script>)")
     written = [
         p
         for p in (root / "_build/html").rglob("*.html")

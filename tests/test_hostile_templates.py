@@ -20,6 +20,8 @@ from test_data_errors import assert_fails_at, build, tiny_project
 pytestmark = pytest.mark.slow
 
 SECRET = "KB-TEMPLATE-SECRET-5d1"
+# a case built in this process: a hang ends the test process, a failure, not a stall
+IN_PROCESS = pytest.mark.timeout(300, method="thread")
 
 
 @pytest.fixture
@@ -44,35 +46,33 @@ def published(root) -> str:
 
 
 @pytest.mark.parametrize("name", ["{secret}", "../../secret.txt", "/proc/self/environ"])
+@IN_PROCESS
 def test_a_template_naming_a_file_outside_its_folder_is_refused(root, name):
     line = include(root, f'<pre>{{% include "{name.format(secret=root.parent / "secret.txt")}" %}}</pre>')
-    out = assert_fails_at(
-        root, f"_templates/page.html:{line}: WARNING: KB011 a template includes", timeout=300
-    )
+    out = assert_fails_at(root, f"_templates/page.html:{line}: WARNING: KB011 a template includes")
     assert SECRET not in out
     assert not (root / "_build/html/index.html").exists() or SECRET not in published(root)
 
 
+@IN_PROCESS
 def test_a_computed_name_is_refused_when_the_page_is_written(root):
     include(root, '{%- set leak = "/".join(["..", "..", "secret.txt"]) -%}<pre>{% include leak %}</pre>')
-    code, out = build(root, timeout=300)
+    code, out = build(root)
     assert code != 0 and "Traceback" not in out, out[-3000:]
     assert "KB011 a template includes '../../secret.txt'" in out, out[-3000:]
     assert SECRET not in published(root) and SECRET not in out
 
 
+@IN_PROCESS
 def test_a_template_for_the_book_builders_is_refused(root):
     (root / "_templates/latex.tex_t").write_text("<%= include('/etc/passwd') %>\n", encoding="utf-8")
-    assert_fails_at(
-        root, "_templates/latex.tex_t:1: WARNING: KB018 the templates folder holds only", timeout=300
-    )
+    assert_fails_at(root, "_templates/latex.tex_t:1: WARNING: KB018 the templates folder holds only")
 
 
+@IN_PROCESS
 def test_a_template_that_does_not_parse_is_named_at_its_line(root):
     line = include(root, "{% if %}")
-    assert_fails_at(
-        root, f"_templates/page.html:{line}: WARNING: KB064 the template does not parse", timeout=300
-    )
+    assert_fails_at(root, f"_templates/page.html:{line}: WARNING: KB064 the template does not parse")
 
 
 @pytest.mark.parametrize(

@@ -213,7 +213,6 @@ def cut_blank_runs(text: str, location) -> str:
 
 
 def on_source_read(app, docname: str, source: list[str]) -> None:
-    _included.pop(docname, None)  # read again: its includes counted afresh
     if str(app.env.doc2path(docname)).endswith(".md"):
         source[0] = cut_blank_runs(source[0], lambda line: (docname, line))
         _report_depth(app, source[0], lambda line: (docname, line))
@@ -227,7 +226,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
 # code is a page of some 13 MB.
 MAX_INCLUDES = 200
 MAX_INCLUDED_BYTES = 1 << 20
-_included: dict[str, list] = {}  # docname -> [files, bytes, warned] read for it in this process
+_included: dict[str, list] = {}  # docname -> [files, bytes, warned] read for it in this build
 
 
 def deep_in_the_stack() -> bool:
@@ -373,6 +372,14 @@ def collision(app, docname: str) -> str | None:
 # as it is and links it, lists it in the sitemap and checks it was written
 # under the name percent-encoded (a space, a quote, Chinese).
 PAGE_NAME = re.compile(r"[A-Za-z0-9._/-]+\Z")
+
+
+def forget_reads(app, env, docnames: list[str]) -> None:
+    """Every page read from here on counts its reads from zero. Here, before
+    any page is read (kb.guard.untrusted counts a page's includes ahead, in its
+    own source-read handler): a second build in this process must not start
+    from the first one's counts."""
+    _included.clear()
 
 
 def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
@@ -606,6 +613,7 @@ def setup(app) -> dict[str, Any]:
     app.setup_extension("kb.core.store")  # the toctrees, for the cycle check
     app.connect("source-read", on_source_read)
     app.connect("include-read", on_include_read)
+    app.connect("env-before-read-docs", forget_reads)
     app.connect("env-before-read-docs", on_env_before_read_docs)
     app.connect("env-before-read-docs", on_env_before_read_docs_unread)
     app.connect("doctree-read", on_doctree_read_only)
