@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -233,11 +234,17 @@ def test_data_older_than_twelve_months_is_stale(as_of, stale):
     assert kb_claims.is_stale(as_of, __import__("datetime").date(2026, 12, 1)) is stale
 
 
+def with_schemas(data_dir):
+    """A data folder is checked against its own schemas (kb.core.data.schema_path)."""
+    shutil.copytree(ROOT / "data" / "schemas", data_dir / "schemas")
+
+
 def test_the_stale_data_report_names_file_line_and_page(tmp_path, capsys):
     import stale_data
 
     folder = tmp_path / "data" / "claims" / "hardware"
     folder.mkdir(parents=True)
+    with_schemas(tmp_path / "data")
     (folder / "gpu-rental-guide.yaml").write_text(
         "- claim: '| RTX 4090 | 24GB | ¥3-5 |'\n  kind: price\n  verdict: unsourced\n"
         "  note: note-x\n  as_of: 2024-06\n",
@@ -295,6 +302,7 @@ def test_undated_price_tables_say_so_and_are_not_called_fresh(site):
 def test_as_of_is_a_date_or_undated(tmp_path):
     folder = tmp_path / "claims" / "hardware"
     folder.mkdir(parents=True)
+    with_schemas(tmp_path)
     (folder / "x.yaml").write_text(
         "- claim: '| A | ¥3 |'\n  kind: price\n  verdict: unsourced\n  note: note-x\n  as_of: 最近\n",
         encoding="utf-8",

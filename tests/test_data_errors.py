@@ -442,12 +442,13 @@ def test_a_copied_data_file_is_checked_once_and_each_copy_gets_its_own_problems(
     for path in copies:
         path.parent.mkdir()
         path.write_text(bad, encoding="utf-8")
-    first, second = (kb_data.read_yaml(path, "glossary.schema.json") for path in copies)
+    schema = kb_data.schema_path(ROOT / "data", "glossary.schema.json")
+    first, second = (kb_data.read_yaml(path, schema) for path in copies)
     for path, loaded in zip(copies, (first, second)):
         assert [(p.location(), p.code) for p in loaded.problems] == [(f"{path.resolve()}:7", "KB043")]
         assert loaded.problems[0].message.startswith("at [1]: 'def' is a required property")
     assert second.data is first.data  # parsed and validated once
     copies[1].write_text(GLOSSARY + "  aliases: AMP\n", encoding="utf-8")
-    again = kb_data.read_yaml(copies[1], "glossary.schema.json")
+    again = kb_data.read_yaml(copies[1], schema)
     assert [(p.location(), p.code) for p in again.problems] == [(f"{copies[1].resolve()}:10", "KB043")]
     assert again.problems[0].message.startswith("at [1].aliases: 'AMP' is not of type 'array'")

@@ -4,9 +4,9 @@ never hangs and never ends with a traceback.
 
 The schema files (data/front-matter.schema.json, data/schemas/*.json) and
 the data files come with pull requests like the pages do. Each case builds
-the tiny project of tests/test_data_errors.py in a subprocess (a fresh
-import of kb, whose data/schemas/ is the project's own; the timeout turns a
-hang into a failure).
+the tiny project of tests/test_data_errors.py in this process (kb reads the
+schemas of the project it builds, its kb_data_dir); a hang ends the test
+process after TIMEOUT seconds (pytest-timeout), a failure, not a stall.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from kb.core import data as kb_data
 from test_data_errors import GLOSSARY, ROOT, assert_fails_at, build, tiny_project, write
 
 TIMEOUT = 120
+pytestmark = pytest.mark.timeout(TIMEOUT, method="thread")
 SECRET = "TOPSECRET-7f3a"
 
 
@@ -47,7 +48,7 @@ def _write_json(root: Path, name: str, schema: dict) -> str:
 
 
 def _fails(root: Path, *messages: str) -> str:
-    out = assert_fails_at(root, *messages, timeout=TIMEOUT)
+    out = assert_fails_at(root, *messages)
     assert SECRET not in out, out[-3000:]
     return out
 
@@ -282,7 +283,7 @@ def test_a_definition_cannot_include_a_file(tiny, directive, body):
 
 
 def test_the_tiny_project_still_builds_clean(tiny):
-    code, out = build(tiny, TIMEOUT)
+    code, out = build(tiny)
     assert code == 0 and "WARNING" not in out, out[-3000:]
 
 
@@ -317,7 +318,7 @@ def test_a_data_file_that_is_a_folder_is_a_warning_not_a_traceback(tmp_path):
     root = tiny_project(tmp_path / "kb")
     (root / "data/tags.yaml").unlink()
     (root / "data/tags.yaml").mkdir()
-    assert_fails_at(root, "data/tags.yaml:1: WARNING: KB040 cannot read the file", timeout=120)
+    assert_fails_at(root, "data/tags.yaml:1: WARNING: KB040 cannot read the file")
 
 
 # pagefind.yml: Pagefind runs after the build with its rights, and obeys any
@@ -339,7 +340,7 @@ def test_a_data_file_that_is_a_folder_is_a_warning_not_a_traceback(tmp_path):
 )
 def test_pagefind_is_given_only_the_sites_settings(tiny, name, text, message):
     (tiny / name).write_text(text, encoding="utf-8")
-    assert_fails_at(tiny, message, timeout=300)
+    assert_fails_at(tiny, message)
     assert not (tiny / "_build/html/pagefind/playground").exists()
 
 
@@ -352,7 +353,7 @@ def test_a_docutils_conf_is_refused_before_a_page_is_read(tiny):
         page.read_text(encoding="utf-8") + "\n```{csv-tabelle} Leak\n:file: /etc/passwd\n:delim: :\n```\n",
         encoding="utf-8",
     )
-    out = assert_fails_at(tiny, "docutils.conf:1: WARNING: KB096", timeout=300)
+    out = assert_fails_at(tiny, "docutils.conf:1: WARNING: KB096")
     assert "Traceback" not in out
     assert not any("root:" in p.read_text(encoding="utf-8") for p in (tiny / "_build").rglob("*.html"))
 
@@ -410,7 +411,7 @@ def test_a_file_that_holds_itself_is_refused_not_a_traceback(tiny, name, text, d
     write(tiny, f"docs/training/{name}", text)
     page = tiny / "docs/training/x.md"
     page.write_text(page.read_text(encoding="utf-8") + f"\n{directive}\n", encoding="utf-8")
-    out = assert_fails_at(tiny, f"WARNING: {message}", timeout=300)
+    out = assert_fails_at(tiny, f"WARNING: {message}")
     assert "Traceback" not in out
 
 
@@ -500,7 +501,7 @@ def test_a_csv_table_cell_nested_too_deep_fails_at_the_table(tiny, cell):
     line = text.count("\n") + 2
     quoted = '"' + cell.replace('"', '""') + '"'
     page.write_text(text + "\n```{csv-table} 表\n" + quoted + ",b\n```\n", encoding="utf-8")
-    out = assert_fails_at(tiny, f"training/x.md:{line}: WARNING: KB053 a cell of this csv-table", timeout=300)
+    out = assert_fails_at(tiny, f"training/x.md:{line}: WARNING: KB053 a cell of this csv-table")
     assert "Traceback" not in out
 
 
@@ -513,4 +514,4 @@ def test_directives_nested_past_the_recursion_limit_in_a_definition_fail_at_the_
         text + "- id: deep-term\n  zh: 深\n  def: " + json.dumps(nested) + "\n", encoding="utf-8"
     )
     line = text.count("\n") + 1
-    assert_fails_at(tiny, f"data/glossary.yaml:{line}: WARNING: KB053 directives nested", timeout=300)
+    assert_fails_at(tiny, f"data/glossary.yaml:{line}: WARNING: KB053 directives nested")

@@ -141,8 +141,8 @@ def _problems_of(card: dict, sources: dict, where) -> list[tuple[list, str]]:
 
 
 @functools.lru_cache(maxsize=8)
-def _read(path: Path, stamp) -> kb_data.Loaded:
-    loaded = kb_data.read_yaml(path, SCHEMA)
+def _read(path: Path, schema: Path, stamps) -> kb_data.Loaded:
+    loaded = kb_data.read_yaml(path, schema)
     if loaded.problems or not isinstance(loaded.data, dict):
         return kb_data.Loaded({"sources": {}, "cards": []}, loaded.problems, loaded.root)
     sources = loaded.data["sources"]
@@ -185,12 +185,8 @@ def _read(path: Path, stamp) -> kb_data.Loaded:
 def read(data_dir: Path) -> kb_data.Loaded:
     """The usable cards and the sources (data: {"sources", "cards"}), with every problem."""
     path = (Path(data_dir) / "gpus.yaml").resolve()
-    try:
-        stat = path.stat()
-        stamp = (stat.st_size, stat.st_mtime_ns)
-    except OSError:
-        stamp = None
-    return _read(path, stamp)
+    schema = kb_data.schema_path(data_dir, SCHEMA)
+    return _read(path, schema, (kb_data.file_stamp(path), kb_data.file_stamp(schema)))
 
 
 def cards(data_dir: Path) -> list[dict[str, Any]]:

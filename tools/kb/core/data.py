@@ -81,7 +81,13 @@ MAX_DATA_BYTES = 2 * 1024 * 1024
 # deeper is a mistake or an attack on the build.
 FRONT_MATTER_BYTES = 16 * 1024
 FRONT_MATTER_DEPTH = 8
-SCHEMAS = Path(__file__).resolve().parents[3] / "data" / "schemas"
+
+
+def schema_path(data_dir: Path, name: str) -> Path:
+    """The schema of a data file: ``schemas/<name>`` in the project's own data
+    folder (kb_data_dir), never the folder this module was imported from."""
+    return (Path(data_dir) / "schemas" / name).resolve()
+
 
 # Tag keys, guide keys and glossary ids become file names and URLs
 # (tags/<tag>.html, docs/<guide>/, #term-<id>). The rule is enforced here,
@@ -431,8 +437,8 @@ def schema_problems(path: Path, data: Any, root, schema: dict, first_line: int =
 
 
 @functools.lru_cache(maxsize=64)
-def _read_yaml(path: Path, schema_name: str | None, stamp, schema_stamp) -> Loaded:
-    schema = schema_file(SCHEMAS / schema_name) if schema_name else None
+def _read_yaml(path: Path, schema_at: Path | None, stamp, schema_stamp) -> Loaded:
+    schema = schema_file(schema_at) if schema_at else None
     if schema is not None and schema.data is None:
         # no usable schema: nothing in the file can be trusted to have its shape.
         # The schema's own problems are reported once (schema_files), this
@@ -444,7 +450,7 @@ def _read_yaml(path: Path, schema_name: str | None, stamp, schema_stamp) -> Load
                     path,
                     1,
                     CODES["meta"],
-                    f"not read: its schema data/schemas/{schema_name} is unusable; "
+                    f"not read: its schema data/schemas/{schema_at.name} is unusable; "
                     "fix the problems reported there",
                 )
             ],
@@ -452,9 +458,7 @@ def _read_yaml(path: Path, schema_name: str | None, stamp, schema_stamp) -> Load
     text, problem = _read_text(path)
     if problem:
         return Loaded(None, [problem])
-    schema_key = (
-        (schema_name, hashlib.sha256((SCHEMAS / schema_name).read_bytes()).digest()) if schema else None
-    )
+    schema_key = (schema_at.name, hashlib.sha256(schema_at.read_bytes()).digest()) if schema else None
     data, root, found = _checked(text, schema, schema_key)
     return Loaded(data, [Problem(path, *where) for where in found], root)
 
@@ -485,7 +489,7 @@ def _checked(text: str, schema: Loaded | None, schema_key) -> tuple[Any, yaml.No
     return _CHECKED[key]
 
 
-def _stamp(path: Path):
+def file_stamp(path: Path):
     try:
         st = path.stat()
         return st.st_size, st.st_mtime_ns
@@ -493,19 +497,20 @@ def _stamp(path: Path):
         return None
 
 
-def read_yaml(path: Path, schema_name: str | None = None) -> Loaded:
-    """Read and check a YAML file (cached until the file changes); never raises.
+def read_yaml(path: Path, schema: Path | None = None) -> Loaded:
+    """Read and check a YAML file against a schema file (:func:`schema_path`),
+    cached until either changes; never raises.
 
     The result is shared between callers: copy before changing it.
     """
     path = Path(path).resolve()
-    schema_stamp = _stamp(SCHEMAS / schema_name) if schema_name else None
-    return _read_yaml(path, schema_name, _stamp(path), schema_stamp)
+    schema = Path(schema).resolve() if schema else None
+    return _read_yaml(path, schema, file_stamp(path), file_stamp(schema) if schema else None)
 
 
-def load_yaml(path: Path, schema_name: str | None = None) -> Any:
+def load_yaml(path: Path, schema: Path | None = None) -> Any:
     """The data of a YAML file; raises :class:`DataError` listing its problems."""
-    loaded = read_yaml(path, schema_name)
+    loaded = read_yaml(path, schema)
     if loaded.problems:
         raise DataError(loaded.problems)
     return loaded.data
@@ -544,7 +549,7 @@ def _texts(value: Any) -> list[str]:
 def tags(data_dir: Path) -> Loaded:
     """data/tags.yaml: tag slug -> Chinese name; {} when unusable."""
     path = Path(data_dir) / "tags.yaml"
-    loaded = read_yaml(path, "tags.schema.json")
+    loaded = read_yaml(path, schema_path(data_dir, "tags.schema.json"))
     if loaded.problems or not isinstance(loaded.data, dict):
         return Loaded({}, loaded.problems, loaded.root)
     # YAML reads yes, 1 or null as a boolean, a number, nothing: a tag is a name
@@ -592,8 +597,8 @@ def _slug_problem(
 
 
 @functools.lru_cache(maxsize=16)
-def _guides(path: Path, stamp) -> Loaded:
-    loaded = read_yaml(path, "guides.schema.json")
+def _guides(path: Path, schema: Path, stamps) -> Loaded:
+    loaded = read_yaml(path, schema)
     if not isinstance(loaded.data, list):
         return Loaded([], loaded.problems, loaded.root)
     bad, extra, seen = _bad_entries(loaded), [], {}
@@ -624,7 +629,8 @@ def _guides(path: Path, stamp) -> Loaded:
 def guides(data_dir: Path) -> Loaded:
     """data/guides.yaml: the valid guides in order; [] when unusable."""
     path = (Path(data_dir) / "guides.yaml").resolve()
-    return _guides(path, _stamp(path))
+    schema = schema_path(data_dir, "guides.schema.json")
+    return _guides(path, schema, (file_stamp(path), file_stamp(schema)))
 
 
 def glossary_names(entry: dict) -> list[str]:
@@ -633,8 +639,8 @@ def glossary_names(entry: dict) -> list[str]:
 
 
 @functools.lru_cache(maxsize=16)
-def _glossary(path: Path, stamp) -> Loaded:
-    loaded = read_yaml(path, "glossary.schema.json")
+def _glossary(path: Path, schema: Path, stamps) -> Loaded:
+    loaded = read_yaml(path, schema)
     if loaded.data is None and not loaded.problems:
         return Loaded([], [], loaded.root)  # an empty file: no terms
     if not isinstance(loaded.data, list):
@@ -699,7 +705,8 @@ def _glossary(path: Path, stamp) -> Loaded:
 def glossary(data_dir: Path) -> Loaded:
     """data/glossary.yaml: the valid entries, each with its line in ``lines``."""
     path = (Path(data_dir) / "glossary.yaml").resolve()
-    return _glossary(path, _stamp(path))
+    schema = schema_path(data_dir, "glossary.schema.json")
+    return _glossary(path, schema, (file_stamp(path), file_stamp(schema)))
 
 
 OLD_ANCHOR = re.compile(r"term-[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -710,14 +717,21 @@ def glossary_old_anchors(data_dir: Path) -> Loaded:
     once had -> the id of the entry that holds the term now; only the lines
     that name an entry and no entry's own anchor."""
     path = (Path(data_dir) / "glossary-old-anchors.yaml").resolve()
-    return _glossary_old_anchors(path, _stamp(path), _stamp((Path(data_dir) / "glossary.yaml").resolve()))
+    schema = schema_path(data_dir, "glossary-old-anchors.schema.json")
+    glossary_file = (Path(data_dir) / "glossary.yaml").resolve()
+    return _glossary_old_anchors(
+        path,
+        schema,
+        (file_stamp(path), file_stamp(schema)),
+        (file_stamp(glossary_file), file_stamp(schema_path(data_dir, "glossary.schema.json"))),
+    )
 
 
 @functools.lru_cache(maxsize=16)
-def _glossary_old_anchors(path: Path, stamp, glossary_stamp) -> Loaded:
+def _glossary_old_anchors(path: Path, schema: Path, stamps, glossary_stamps) -> Loaded:
     if not path.exists() and not path.is_symlink():
         return Loaded({}, [], None)
-    loaded = read_yaml(path, "glossary-old-anchors.schema.json")
+    loaded = read_yaml(path, schema)
     if loaded.problems or not isinstance(loaded.data, dict):
         return Loaded({}, loaded.problems, loaded.root)
     entries = {e["id"] for e in glossary(path.parent).data}
@@ -818,8 +832,8 @@ class _SlowPattern(Exception):
 
 
 @functools.lru_cache(maxsize=16)
-def _linkcheck_ignore(path: Path, stamp) -> Loaded:
-    loaded = read_yaml(path, "linkcheck-ignore.schema.json")
+def _linkcheck_ignore(path: Path, schema: Path, stamps) -> Loaded:
+    loaded = read_yaml(path, schema)
     if not isinstance(loaded.data, list):
         return Loaded([], loaded.problems, loaded.root)
     bad, extra = _bad_entries(loaded), []
@@ -860,7 +874,8 @@ def _linkcheck_ignore(path: Path, stamp) -> Loaded:
 def linkcheck_ignore(data_dir: Path) -> Loaded:
     """data/linkcheck-ignore.yaml: the entries whose pattern compiles."""
     path = (Path(data_dir) / "linkcheck-ignore.yaml").resolve()
-    return _linkcheck_ignore(path, _stamp(path))
+    schema = schema_path(data_dir, "linkcheck-ignore.schema.json")
+    return _linkcheck_ignore(path, schema, (file_stamp(path), file_stamp(schema)))
 
 
 # The parts of the front-matter schema that kb.pages.frontmatter fills in or relies on.
@@ -1016,7 +1031,7 @@ def schema_file(path: Path) -> Loaded:
     (KB046), a pattern not in SAFE_PATTERNS (KB047). The result is shared:
     copy it before changing it."""
     path = Path(path).resolve()
-    return _schema_file(path, _stamp(path))
+    return _schema_file(path, file_stamp(path))
 
 
 @functools.lru_cache(maxsize=16)
@@ -1050,7 +1065,7 @@ def front_matter_schema(data_dir: Path) -> Loaded:
     The result is shared: copy it (``copy.deepcopy``) before filling it in.
     """
     path = (Path(data_dir) / "front-matter.schema.json").resolve()
-    return _front_matter_schema(path, _stamp(path))
+    return _front_matter_schema(path, file_stamp(path))
 
 
 # -- the Sphinx side ----------------------------------------------------------------
@@ -1059,7 +1074,8 @@ def front_matter_schema(data_dir: Path) -> Loaded:
 def schema_files(data_dir: Path) -> Loaded:
     """The problems of every schema file in data/schemas/ (the ones read_yaml
     uses), reported once however many data files each one checks."""
-    problems = [p for path in sorted(SCHEMAS.glob("*.json")) for p in schema_file(path).problems]
+    folder = Path(data_dir) / "schemas"
+    problems = [p for path in sorted(folder.glob("*.json")) for p in schema_file(path.resolve()).problems]
     return Loaded(None, problems)
 
 

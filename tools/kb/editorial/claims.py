@@ -173,8 +173,8 @@ def load(data_dir: Path) -> tuple[dict[str, list[dict]], list[kb_data.Problem]]:
     and the problems found (schema, YAML)."""
     registers, problems = {}, []
     for doc, path in register_files(data_dir).items():
-        problems += kb_data.read_yaml(path, SCHEMA).problems
-        registers[doc] = _entries(path)
+        problems += kb_data.read_yaml(path, kb_data.schema_path(data_dir, SCHEMA)).problems
+        registers[doc] = _entries(path, data_dir)
     return registers, problems
 
 
@@ -199,14 +199,15 @@ def on_page(text: str, claim: str) -> bool:
 
 def _register(app, docname: str) -> list[dict]:
     """One article's register, for its page (not every register for every page)."""
-    path = Path(app.config.kb_data_dir) / "claims" / f"{docname}.yaml"
-    return _entries(path) if path.is_file() else []
+    data_dir = Path(app.config.kb_data_dir)
+    path = data_dir / "claims" / f"{docname}.yaml"
+    return _entries(path, data_dir) if path.is_file() else []
 
 
-def _entries(path: Path) -> list[dict]:
+def _entries(path: Path, data_dir: Path) -> list[dict]:
     """The entries of one register file, each with its file and line ([] if
     the file has problems: they are reported once, at config-inited)."""
-    loaded = kb_data.read_yaml(path, SCHEMA)
+    loaded = kb_data.read_yaml(path, kb_data.schema_path(data_dir, SCHEMA))
     if loaded.problems or not isinstance(loaded.data, list):
         return []
     return [

@@ -47,7 +47,8 @@ from kb.core.store import documents, rebuild_when_changed
 
 logger = logging.getLogger(__name__)
 
-# The repository's data/: what is_article() and GUIDES go by.
+# The repository's data/: what the scripts in tools/ go by (GUIDES, is_article's
+# default); a build goes by its own kb_data_dir.
 REPO_DATA = Path(__file__).resolve().parents[3] / "data"
 
 # Codes are stable: contributors and CONTRIBUTING.md refer to them.
@@ -312,9 +313,9 @@ def _control_characters(value, path=()):
             yield from _control_characters(item, (*path, index))
 
 
-def is_article(docname: str) -> bool:
+def is_article(docname: str, data_dir: Path = REPO_DATA) -> bool:
     parts = docname.split("/")
-    return len(parts) >= 2 and parts[0] in guide_keys() and parts[-1] != "index"
+    return len(parts) >= 2 and parts[0] in guide_keys(data_dir) and parts[-1] != "index"
 
 
 # -- titles --------------------------------------------------------------------------
@@ -348,7 +349,7 @@ def _blank_out(source: list[str], found: FrontMatter) -> None:
 
 
 def on_source_read(app, docname: str, source: list[str]) -> None:
-    article = is_article(docname)
+    article = is_article(docname, Path(app.config.kb_data_dir))
     # read without bidirectional controls, which kb.guard.untrusted reports
     # (KB095) and removes from the page: the fields reach meta tags, listings,
     # the feed and llms.txt from here

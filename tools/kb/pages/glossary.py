@@ -96,7 +96,7 @@ class GlossaryDirective(SphinxDirective):
         path = Path(self.config.kb_data_dir) / "glossary.yaml"
         # the page is read again when glossary.yaml or its schema changes
         self.env.note_dependency(str(path))
-        self.env.note_dependency(str(kb_data.SCHEMAS / "glossary.schema.json"))
+        self.env.note_dependency(str(kb_data.schema_path(self.config.kb_data_dir, "glossary.schema.json")))
         loaded = kb_data.glossary(Path(self.config.kb_data_dir))
         # the anchors the page had before (bookmarks still land on the entry)
         self.env.note_dependency(str(Path(self.config.kb_data_dir) / "glossary-old-anchors.yaml"))
