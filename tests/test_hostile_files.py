@@ -646,10 +646,12 @@ def test_claims_patterns_and_urls_are_checked_before_they_run(pattern, url):
     from pathlib import Path as _Path
 
     from kb.editorial import claims as claims
+    from test_claims import with_schemas
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = _Path(tmp) / "claims" / "training"
         folder.mkdir(parents=True)
+        with_schemas(_Path(tmp))
         entry = "- {claim: 10 个技巧, kind: count, verdict: derived, promised: 10, pattern: %s}\n" % (
             pattern or "'^## 技巧 \\\\d+：'"
         )
