@@ -359,3 +359,14 @@ def test_a_failure_inside_a_theme_template_is_named_at_the_project_template_that
         failed = exc
     assert _template_line(failed, [tmp_path / "_templates"]).endswith("_templates/page.html:2")
     assert _template_line(failed, [tmp_path / "elsewhere"]).endswith("theme/part.html:3")
+
+
+@IN_PROCESS
+def test_a_file_name_holding_a_newline_cannot_forge_a_line_of_the_log(root):
+    """The name is shown with its newline escaped: the forged warning stays
+    inside the real one's line, and the real one names the file."""
+    forged = "conf.py:1: WARNING: KB000 forged"
+    (root / "_templates" / f"x\n{forged}.html").write_text("{% if %}\n", encoding="utf-8")
+    out = assert_fails_at(root, "WARNING: KB064 the template does not parse")
+    assert not any(line.startswith(forged) for line in out.splitlines()), out[-3000:]
+    assert f"_templates/x\\n{forged}.html:1: WARNING: KB064" in out, out[-3000:]

@@ -1180,12 +1180,20 @@ def symlinks(app) -> list[tuple[Path, str]]:
     return found
 
 
+# Characters a file name may hold that would start a new line of the log, or
+# show it in another order: written as escapes, so that a name like
+# "x\n_templates/page.html:1: WARNING: …" cannot forge a line of its own.
+UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def shown(path: Path) -> str:
-    """A path as contributors see it: relative to where the build runs."""
+    """A path as contributors see it: relative to where the build runs, with
+    control and bidirectional characters written as escapes (\\n, \\u202e)."""
     try:
-        return path.relative_to(Path.cwd()).as_posix()
+        text = path.relative_to(Path.cwd()).as_posix()
     except ValueError:
-        return str(path)
+        text = str(path)
+    return UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
 
 
 # What the static folders may hold: files a browser uses as they are. Sphinx
