@@ -370,3 +370,87 @@ def test_a_file_name_holding_a_newline_cannot_forge_a_line_of_the_log(root):
     out = assert_fails_at(root, "WARNING: KB064 the template does not parse")
     assert not any(line.startswith(forged) for line in out.splitlines()), out[-3000:]
     assert f"_templates/x\\n{forged}.html:1: WARNING: KB064" in out, out[-3000:]
+
+
+# -- the fifth review: floods, slow reads, bytes, the warning global --------------------
+
+
+@IN_PROCESS
+def test_a_flood_of_refused_names_fails_a_few_pages_once_each_then_stops(root):
+    """400 computed names on every page once printed 400 warnings a page (10,000
+    here; 2.5 million and 6 GB with a larger loop). Now a refused name fails
+    its page once, at the template's line, and after five such pages the
+    rest are not rendered, which one line says."""
+    line = include(
+        root,
+        '{% set p = "/proc/" %}{% for i in range(20) %}{% for j in range(20) %}'
+        "{% include p ~ j %}{% endfor %}{% endfor %}",
+    )
+    out = assert_fails_at(
+        root,
+        f"_templates/page.html:{line}: WARNING: KB011 a template includes '/proc/0'",
+        "KB064 the templates failed on 5 pages; the pages after them",
+    )
+    assert out.count("KB011") == 5, out[-3000:]
+    assert "_templates.md" not in out  # once a location Sphinx read as a page
+
+
+@IN_PROCESS
+def test_a_long_run_of_spaces_is_refused_before_jinja_reads_it(root):
+    """{% trans trimmed %} reads a run of spaces in time that grows with its
+    square (262,000: a minute before building, then 20 s a page)."""
+    (root / "_templates/slow.html").write_text(
+        "<p>\n{% trans trimmed %}a" + " " * 20_000 + "b{% endtrans %}\n", encoding="utf-8"
+    )
+    assert_fails_at(root, "_templates/slow.html:2: WARNING: KB064 the template has more than 4,096 spaces")
+
+
+@IN_PROCESS
+def test_a_template_that_takes_too_long_to_read_is_refused_before_building(root):
+    (root / "_templates/long.html").write_text("{{ x }}\n" * 20_000, encoding="utf-8")
+    with (root / "conf.py").open("a", encoding="utf-8") as conf:
+        conf.write("\nkb_template_seconds = 0.001\n")
+    assert_fails_at(root, "_templates/long.html:1: WARNING: KB064 the template takes more than")
+    assert not (root / "_build/html/index.html").exists()
+
+
+@IN_PROCESS
+def test_a_template_that_is_not_utf8_is_named_at_its_line(root):
+    (root / "_templates/part.html").write_bytes(b"<p>ok</p>\n<p>caf\xe9</p>\n")
+    assert_fails_at(root, "_templates/part.html:2: WARNING: KB064 the template is not UTF-8 text (byte 0xe9)")
+
+
+@IN_PROCESS
+def test_the_warning_global_prints_text_at_the_page_and_no_traceback(root):
+    include(root, '{{ warning("%d", "x") }}{{ warning("KB011 forged", location="docs/training/x.md:7") }}')
+    out = assert_fails_at(root, "WARNING: KB064 a template warns on docs/training/x.md: %d")
+    assert "Logging error" not in out and "x.md:7" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("statement", ['{% include ["/etc/passwd"] %}', '{% include ("/etc/" ~ "passwd") %}'])
+@IN_PROCESS
+def test_a_name_in_a_list_or_parentheses_is_refused_before_building(root, statement):
+    line = include(root, statement)
+    assert_fails_at(root, f"_templates/page.html:{line}: WARNING: KB011 a template includes '/etc/passwd'")
+    assert not (root / "_build/html/index.html").exists()
+
+
+@IN_PROCESS
+def test_a_name_in_a_comment_is_only_text(root):
+    include(root, '{# {% include "/etc/passwd" %} #}')
+    code, out = build(root)
+    assert code == 0 and "KB011" not in out, out[-3000:]
+
+
+@IN_PROCESS
+def test_lines_are_counted_as_jinja_counts_them(root):
+    (root / "_templates/cr.html").write_bytes(b"a\rb\rc\r{% include '/etc/passwd' %}\r")
+    assert_fails_at(root, "_templates/cr.html:4: WARNING: KB011 a template includes '/etc/passwd'")
+
+
+@IN_PROCESS
+def test_many_odd_files_are_listed_twenty_then_counted(root):
+    for i in range(30):
+        (root / f"_templates/x{i:02d}.txt").write_text("x\n", encoding="utf-8")
+    out = assert_fails_at(root, "_templates/x20.txt:1: WARNING: KB018 and 10 more files or folders")
+    assert out.count("KB018") == 21, out[-3000:]

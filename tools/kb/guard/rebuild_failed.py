@@ -54,7 +54,7 @@ class _Collector(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.locations: list[Any] = []
+        self.locations: set[Any] = set()  # one entry per place, however many warnings it has
         self.app = None
         # once build-finished has saved the set: {"docs", "every"}, kept up
         # to date with the warnings logged after it
@@ -68,7 +68,7 @@ class _Collector(logging.Handler):
             source, line = get_source_line(location)
             location = f"{source}:{line or ''}" if source else None
         if self.finished is None:
-            self.locations.append(location)
+            self.locations.add(location)
             return
         doc = docs_of(self.app, location, written_pages(self.app))
         if doc == EVERY:
@@ -186,7 +186,7 @@ def written_pages(app) -> dict[str, str]:
 def on_build_finished(app, exception) -> None:
     pages = written_pages(app) if _collector.locations else {}
     warned = {docs_of(app, location, pages) for location in _collector.locations}
-    _collector.locations = []  # a next build of this application starts afresh
+    _collector.locations = set()  # a next build of this application starts afresh
     every = EVERY in warned or exception is not None  # Sphinx drops the environment then
     _collector.finished = {"docs": warned - {EVERY}, "every": every}
     _save(app, complete=True, **_collector.finished)
@@ -199,7 +199,7 @@ def setup(app) -> dict[str, Any]:
     if _collector not in sphinx_logger.handlers:
         sphinx_logger.addHandler(_collector)
     # from here on: warnings of the configuration and of setup count too
-    _collector.app, _collector.locations, _collector.finished = app, [], None
+    _collector.app, _collector.locations, _collector.finished = app, set(), None
     app.connect("env-get-outdated", on_env_get_outdated)
     app.connect("build-finished", on_build_finished)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

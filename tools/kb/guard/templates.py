@@ -18,9 +18,11 @@ So, before anything is built (``builder-inited``, every builder):
 
 And while pages are written, the builder's template bridge (Sphinx's
 documented ``template_bridge`` setting, conf.py) is Sphinx's own with one
-change: such a name, however the template computed it, is refused
-(``KB011``) and renders as nothing. Every other name is looked up exactly as
-before.
+change: such a name, however the template computed it, fails the page
+(``KB011`` at the template's line, once a page). Every other name is looked
+up exactly as before. After ``MAX_FAILED_PAGES`` pages whose templates failed,
+a build process renders no more pages, and says so: a template that fails
+on every page cannot fill the log, or the memory, page after page.
 
 A template cannot stall the build or exhaust the machine either: Jinja's
 sandbox bounds one ``range`` (100,000 items) but not loops inside loops,
@@ -48,7 +50,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jinja2 import TemplateSyntaxError
+from jinja2 import TemplateSyntaxError, pass_context
 from jinja2 import nodes as jinja_nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
@@ -70,44 +72,56 @@ def confined(name: str) -> bool:
     return ".." not in name.split("/")
 
 
-def _named_at(folders: list[Path], name: str) -> str | None:
-    """path:LINE of the first template that writes ``name`` out."""
-    for folder in folders:
-        for path in _template_files([folder])[0]:
-            if not path.is_file() or path.is_symlink():
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-            at = text.find(name)
-            if at >= 0:
-                return f"{shown(path)}:{text.count(chr(10), 0, at) + 1}"
-    return None
+class RefusedName(Exception):
+    """A template asked for a name that leaves the templates folders: the
+    page fails here, once (not an empty include and the next one), and is
+    reported at the template's line (Jinja's traceback)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+# After this many pages whose templates failed, a build process renders no
+# more templates (each would fail alike, at up to kb_template_seconds and a
+# warning or more a page); the build fails and says how many it left out.
+MAX_FAILED_PAGES = 5
 
 
 class ConfinedTemplates(BuiltinTemplateLoader):
     """Sphinx's template bridge; names that leave the template folders are refused."""
 
     def get_source(self, environment, template: str):
-        name = template.removeprefix("!")
-        if confined(name):
+        if confined(template.removeprefix("!")):
             return super().get_source(environment, template)
-        config = self.builder.config if hasattr(self, "builder") else None
-        folders = [Path(self.builder.confdir, p) for p in config.templates_path] if config else []
-        logger.warning(
-            "KB011 a template includes %r: templates may name only other templates, "
-            "inside the templates folders (no absolute path, no '..'); remove it",
-            template,
-            location=_named_at(folders, name) or (folders[0].as_posix() if folders else None),
-            type="kb",
-            subtype="template",
-        )
-        return "", template, lambda: True
+        raise RefusedName(template)
 
     def init(self, builder, theme=None, dirs=None) -> None:
         self.builder = builder
+        self.failed_pages = 0
+        self.skipped_pages = 0
         super().init(builder, theme, dirs)
         # before any template is compiled: the compiler reads it
         self.environment.intercepted_binops = frozenset({"*", "**"})
         self.environment.call_binop = bounded_binop
+        # Sphinx's template global warning(message, *args, **kwargs) hands its
+        # arguments to logging: a template could pick a warning's location
+        # (location="docs/x.md:7") or print a logging traceback ("%d", "x").
+        # Here it prints the message, as text, as a warning of the page.
+        page_file = self._page_file
+
+        @pass_context
+        def warning(context, message="", *args, **kwargs) -> str:
+            logger.warning(
+                "KB064 a template warns on %s: %s",
+                page_file(context.get("pagename")) or "a page",
+                str(message)[:500],
+                type="kb",
+                subtype="template",
+            )
+            return ""
+
+        self.environment.globals["warning"] = warning
 
     def render(self, template: str, context: dict) -> str:
         """A template that fails as it renders (a template including itself,
@@ -117,16 +131,46 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         not an Exception: it still ends the build.)"""
         pagename = context.get("pagename")
         page = self._page_file(pagename)
+        if self.failed_pages >= MAX_FAILED_PAGES:
+            self.skipped_pages += 1
+            if self.skipped_pages == 1:
+                logger.warning(
+                    "KB064 the templates failed on %d pages; the pages after them (%s, and any "
+                    "later) were not rendered: fix the templates",
+                    self.failed_pages,
+                    page or template,
+                    type="kb",
+                    subtype="template",
+                )
+            return ""
         try:
             with render_budget(self.builder.config.kb_template_seconds, page, template):
                 html = super().render(template, context)
+        except RefusedName as exc:
+            self.failed_pages += 1
+            logger.warning(
+                "KB011 a template includes %r: templates may name only other templates, "
+                "inside the templates folders (no absolute path, no '..'); remove it",
+                exc.name,
+                location=self._line(exc, page),
+                type="kb",
+                subtype="template",
+            )
+            return ""
         except (Exception, TemplateTimeout) as exc:  # noqa: BLE001 (whatever a template's expression raises: 1 / 0 too)
+            self.failed_pages += 1
             self._report(template, f"{type(exc).__name__}: {str(exc)[:200]}", exc, page)
             return ""
         if len(html) > MAX_PAGE_CHARS:
+            self.failed_pages += 1
             self._report(template, f"the page is {len(html) >> 20} MiB, more than a page may be", None, page)
             return ""
         return html
+
+    def _line(self, exc, page: str | None) -> str | None:
+        """path:LINE in the templates where ``exc`` was raised, else the page's first line."""
+        folders = [Path(self.builder.confdir, p) for p in self.builder.config.templates_path]
+        return _template_line(exc, folders) or (f"{page}:1" if page else None)
 
     def _page_file(self, pagename) -> str | None:
         env = getattr(self.builder, "env", None)
@@ -140,10 +184,7 @@ class ConfinedTemplates(BuiltinTemplateLoader):
             template,
             page or "a page",
             what,
-            location=_template_line(
-                exc, [Path(self.builder.confdir, p) for p in self.builder.config.templates_path]
-            )
-            or (f"{page}:1" if page else None),
+            location=self._line(exc, page),
             type="kb",
             subtype="template",
         )
@@ -324,8 +365,17 @@ def bounded_binop(context, operator: str, left, right):
 # Jinja's syntax, as the builders read templates (with the i18n extension)
 SYNTAX = SandboxedEnvironment(extensions=["jinja2.ext.i18n"])
 
-# {% include "x" %}, {% import 'x' as y %}, {% from "x" import y %}, {% extends "x" %}
-NAMED = re.compile(r"{%-?\s*(?:include|import|from|extends)\s+([\"'])(.*?)\1", re.S)
+# A run of this many spaces or tabs on one line: Jinja's i18n extension
+# ({% trans trimmed %}) matches it with \s*\n\s*, in time that grows with its
+# square (262,000 spaces: a minute, in C, where no alarm interrupts it).
+MAX_BLANK_CHARS = 4096
+LONG_BLANK = re.compile(r"[^\S\r\n]{%d}" % (MAX_BLANK_CHARS + 1))
+
+
+def _line_at(text: str, at: int | None = None) -> int:
+    """The line of offset ``at`` (the end of ``text`` by default), counted as
+    Jinja counts lines (\r\n, \r or \n)."""
+    return len(re.findall(r"\r\n|\r|\n", text[:at])) + 1
 
 
 def _template_files(folders: list[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
@@ -357,8 +407,9 @@ def _template_files(folders: list[Path]) -> tuple[list[Path], list[tuple[str, st
     return sorted(files), found
 
 
-def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
-    """(path:LINE, KB line) for what the templates folders may not hold."""
+def template_problems(folders: list[Path], seconds: float = 20) -> list[tuple[str, str]]:
+    """(path:LINE, KB line) for what the templates folders may not hold; each
+    template is read within ``seconds`` of CPU (kb_template_seconds)."""
     files, found = _template_files(folders)
     named: dict[Path, list[tuple[str, int]]] = {}  # template -> (literal name it names, line)
     total = 0
@@ -399,12 +450,42 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
             continue
         try:
             with open(path, "rb") as file:
-                text = file.read(MAX_TEMPLATE_BYTES + 1).decode("utf-8", errors="replace")
+                data = file.read(MAX_TEMPLATE_BYTES + 1)
         except OSError:
             continue
         try:
-            tree = SYNTAX.parse(text)
-            named[path] = literal_names(tree)
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            found.append(
+                (
+                    f"{shown(path)}:{_line_at(data[: exc.start].decode('utf-8'))}",
+                    f"KB064 the template is not UTF-8 text (byte 0x{data[exc.start]:02x}), which is how "
+                    "Sphinx reads it: save it as UTF-8",
+                )
+            )
+            continue
+        if run := LONG_BLANK.search(text):
+            found.append(
+                (
+                    f"{shown(path)}:{_line_at(text, run.start())}",
+                    f"KB064 the template has more than {MAX_BLANK_CHARS:,} spaces or tabs in a row "
+                    "(Jinja reads such a run in time that grows with its square): remove them",
+                )
+            )
+            continue
+        try:
+            with render_budget(seconds, shown(path), path.name):
+                tree = SYNTAX.parse(text)
+                named[path] = literal_names(tree)
+        except TemplateTimeout:
+            found.append(
+                (
+                    f"{shown(path)}:1",
+                    f"KB064 the template takes more than kb_template_seconds ({seconds} s) to read: "
+                    "make it smaller and simpler",
+                )
+            )
+            continue
         except TemplateSyntaxError as exc:
             found.append(
                 (
@@ -423,17 +504,31 @@ def template_problems(folders: list[Path]) -> list[tuple[str, str]]:
                 )
             )
             continue
-        for match in NAMED.finditer(text):
-            if not confined(match.group(2)):
+        for name, line in named[path]:
+            if not confined(name.removeprefix("!")):
                 found.append(
                     (
-                        f"{shown(path)}:{text.count(chr(10), 0, match.start()) + 1}",
-                        f"KB011 a template includes {match.group(2)!r}: templates may name only "
+                        f"{shown(path)}:{line}",
+                        f"KB011 a template includes {name!r}: templates may name only "
                         "other templates, inside the templates folders (no absolute path, no '..'); "
                         "remove it",
                     )
                 )
-    return found + _cycles(folders, named)
+    return _at_most(found, "KB018", MAX_ODD_FILES) + _cycles(folders, named)
+
+
+# KB018 lines shown at most: a pull request may add any number of files.
+MAX_ODD_FILES = 20
+
+
+def _at_most(found: list[tuple[str, str]], code: str, most: int) -> list[tuple[str, str]]:
+    """``found`` with its ``code`` lines cut to ``most``, and one line saying how many more."""
+    odd = [f for f in found if f[1].startswith(code)]
+    if len(odd) <= most:
+        return found
+    cut = set(map(id, odd[most:]))
+    kept = [f for f in found if id(f) not in cut]
+    return [*kept, (odd[most][0], f"{code} and {len(odd) - most:,} more files or folders like those above")]
 
 
 # How large a template may be, and all of them together: the site's and
@@ -567,7 +662,9 @@ def _components(edges: dict[Path, set[Path]]) -> dict[Path, int]:
 
 
 def on_builder_inited(app) -> None:
-    found = template_problems([Path(app.confdir, p) for p in app.config.templates_path])
+    found = template_problems(
+        [Path(app.confdir, p) for p in app.config.templates_path], app.config.kb_template_seconds
+    )
     for location, message in found:
         logger.warning(message, location=location, type="kb", subtype="template")
     if found:
