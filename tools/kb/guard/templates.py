@@ -58,7 +58,7 @@ from sphinx.jinja2glue import BuiltinTemplateLoader
 from sphinx.util import logging
 
 from kb.guard.silent_loss import BuildStopped
-from kb.guard.untrusted import shown
+from kb.guard.untrusted import shown, walk_tree
 
 logger = logging.getLogger(__name__)
 
@@ -379,32 +379,17 @@ def _line_at(text: str, at: int | None = None) -> int:
 
 
 def _template_files(folders: list[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
-    """Every file under the templates folders, walked without recursion
-    (pathlib's and os's walks recurse once per folder level), and KB018 for a
-    folder nested deeper than MAX_FOLDER_DEPTH."""
-    files, found = [], []
-    stack = [(folder, 0) for folder in reversed(folders) if folder.is_dir()]
-    while stack:
-        folder, depth = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            path = Path(entry.path)
-            if not entry.is_dir(follow_symlinks=False):
-                files.append(path)
-            elif depth < MAX_FOLDER_DEPTH:
-                stack.append((path, depth + 1))
-            else:
-                found.append(
-                    (
-                        f"{shown(path)}:1",
-                        f"KB018 the templates folder nests folders more than {MAX_FOLDER_DEPTH} deep: "
-                        "keep templates at most a few folders down",
-                    )
-                )
-    return sorted(files), found
+    """Every file under the templates folders (kb.guard.untrusted.walk_tree:
+    without recursion), and KB018 for a folder nested deeper than MAX_FOLDER_DEPTH."""
+    files, cut = walk_tree(folders, MAX_FOLDER_DEPTH)
+    return files, [
+        (
+            f"{shown(folder)}:1",
+            f"KB018 the templates folder nests folders more than {MAX_FOLDER_DEPTH} deep: "
+            "keep templates at most a few folders down",
+        )
+        for folder in cut
+    ]
 
 
 def template_problems(folders: list[Path], seconds: float = 20) -> list[tuple[str, str]]:

@@ -1160,6 +1160,52 @@ def input_folders(app) -> list[Path]:
     return folders + ([Path(data) if Path(data).is_absolute() else confdir / data] if data else [])
 
 
+# How deep folders may nest in what the build reads. Python 3.11's os.walk and
+# pathlib's rglob recurse once per level (Sphinx finds pages with os.walk):
+# about 990 nested folders end the build in a RecursionError.
+MAX_FOLDER_DEPTH = 16
+
+
+def walk_tree(tops: list[Path], most: int = MAX_FOLDER_DEPTH) -> tuple[list[Path], list[Path]]:
+    """The files (anything not a folder; links are not followed) under the
+    folders ``tops``, walked without recursion, sorted; and the folders at
+    depth ``most`` that hold folders, which are not entered."""
+    files, cut = [], []
+    stack = [(top, 0) for top in reversed(tops) if top.is_dir() and not top.is_symlink()]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        deeper = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+        files += [Path(e.path) for e in entries if not e.is_dir(follow_symlinks=False)]
+        if deeper and depth >= most:
+            cut.append(folder)
+            continue
+        stack.extend((path, depth + 1) for path in reversed(deeper))
+    return sorted(files), cut
+
+
+def refuse_deep_folders(app, config) -> None:
+    """KB018 for folders nested more than MAX_FOLDER_DEPTH deep in what the
+    build reads, before Sphinx looks for pages (config-inited: Sphinx walks
+    the pages' folder before builder-inited, and would end in a traceback)."""
+    tops = [*input_folders(app), *(Path(app.srcdir, p) for p in config.locale_dirs)]
+    cut = walk_tree(tops)[1]
+    for folder in cut:
+        logger.warning(
+            "KB018 the folder nests folders more than %d deep: keep pages, assets and data at "
+            "most a few folders down",
+            MAX_FOLDER_DEPTH,
+            location=f"{shown(folder)}:1",
+            type="kb",
+            subtype="untrusted",
+        )
+    if cut:
+        raise BuildStopped
+
+
 def symlinks(app) -> list[tuple[Path, str]]:
     """Every symlink in the input folders, and any input folder that is one.
 
@@ -1367,6 +1413,8 @@ def setup(app) -> dict[str, Any]:
     # link checker's own test (-D kb_private_links=1) serves pages on 127.0.0.1
     app.add_config_value("kb_private_links", False, "env", types=[bool])
     app.connect("config-inited", note_confdir)
+    # before any other handler walks these folders (kb.guard.locale, at 100)
+    app.connect("config-inited", refuse_deep_folders, priority=50)
     app.connect("config-inited", register_confined)
     app.add_transform(RefuseUnsafeNodes)
     app.connect("builder-inited", on_builder_inited)
