@@ -49,14 +49,14 @@ from typing import Any
 
 from docutils import nodes
 from sphinx import addnodes
-from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from kb.calc import formulas, gpus
 from kb.core.i18n import N_, _
+from kb.core.log import getLogger
 from kb.core.store import documents
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 
 SCRIPT = "kb-calc/calc.js"

@@ -33,9 +33,10 @@ from docutils import nodes
 from docutils.transforms import Transform
 from sphinx import addnodes
 from sphinx.application import Sphinx
-from sphinx.util import logging
 
-logger = logging.getLogger(__name__)
+from kb.core.log import getLogger
+
+logger = getLogger(__name__)
 
 # the ids docutils numbers when a title gives none (its auto_id_prefix under Sphinx)
 NUMBERED = re.compile(r"id\d+")

@@ -53,9 +53,10 @@ import referencing
 import referencing.exceptions
 import referencing.jsonschema
 import yaml
-from sphinx.util import logging
 
-logger = logging.getLogger(__name__)
+from kb.core.log import getLogger
+
+logger = getLogger(__name__)
 
 # Codes are stable: CONTRIBUTING.md lists them.
 CODES = {

@@ -38,14 +38,14 @@ from typing import Any
 
 from docutils import nodes
 from docutils.parsers.rst import directives
-from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from kb.core.i18n import N_, _
+from kb.core.log import getLogger
 from kb.core.store import documents
 from kb.pages.listings import holds_listing, reading_order
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 TITLE = N_("编者注")
 

@@ -29,12 +29,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sphinx.util import logging
-
+from kb.core.log import getLogger
 from kb.guard.silent_loss import BuildStopped
 from kb.guard.untrusted import shown
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 MESSAGE = (
     "KB059 a file of the build folder is committed to the repository, and the "

@@ -52,16 +52,15 @@ from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
-from sphinx.util import logging
-
 from kb.core import data as kb_data
 from kb.core.builders import serves_pages
+from kb.core.log import getLogger
 from kb.guard import untrusted
 from kb.guard.untrusted import is_remote, shown, url_scheme
 from kb.search import pagefind as kb_pagefind
 from kb.search.pagefind import MAX_NESTING, NESTED, nesting
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)|@import\s*['\"]([^'\"]+)", re.IGNORECASE)
 CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)

@@ -39,14 +39,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from sphinx.util import logging
-
 from kb.core import data as kb_data
+from kb.core.log import getLogger
 from kb.guard.committed_build import git, in_checkout
 from kb.guard.silent_loss import BuildStopped
 from kb.guard.untrusted import shown
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 CATALOGS = ("sphinx", "kb")
 ALLOWED = "<lang>/LC_MESSAGES/sphinx.po and <lang>/LC_MESSAGES/kb.po"

@@ -17,9 +17,10 @@ import re
 from typing import Any
 
 from docutils import nodes
-from sphinx.util import logging
 
-logger = logging.getLogger(__name__)
+from kb.core.log import getLogger
+
+logger = getLogger(__name__)
 
 
 def on_doctree_read(app, doctree) -> None:

@@ -41,9 +41,10 @@ from typing import Any
 
 from docutils import nodes
 from docutils.utils import get_source_line
-from sphinx.util import logging as sphinx_logging
 
-logger = sphinx_logging.getLogger(__name__)
+from kb.core.log import getLogger
+
+logger = getLogger(__name__)
 
 STATE_FILE = "kb-warned.json"
 EVERY = "*"  # a warning tied to no document

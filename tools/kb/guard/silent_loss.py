@@ -39,12 +39,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sphinx.util import logging
-
 from kb.core import markdown as kb_markdown
 from kb.core import store as kb_store
+from kb.core.log import getLogger
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 
 class BuildStopped(SystemExit):

@@ -55,12 +55,12 @@ from jinja2 import nodes as jinja_nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from sphinx.jinja2glue import BuiltinTemplateLoader
-from sphinx.util import logging
 
+from kb.core.log import getLogger
 from kb.guard.silent_loss import BuildStopped
 from kb.guard.untrusted import shown, walk_tree
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 
 def confined(name: str) -> bool:

@@ -62,17 +62,17 @@ from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import Include
 from sphinx.directives.patches import CSVTable
 from sphinx.transforms import SphinxTransform
-from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
 from kb.core import data as kb_data
 from kb.core import markdown as kb_markdown
+from kb.core.log import escaped, getLogger
 from kb.guard import silent_loss
 from kb.guard.silent_loss import BuildStopped
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 # MyST's own default for which schemes make a link external (myst_url_schemes)
 LINK_SCHEMES = frozenset({"http", "https", "mailto", "ftp"})
@@ -1226,12 +1226,6 @@ def symlinks(app) -> list[tuple[Path, str]]:
     return found
 
 
-# Characters a file name may hold that would start a new line of the log, or
-# show it in another order: written as escapes, so that a name like
-# "x\n_templates/page.html:1: WARNING: …" cannot forge a line of its own.
-UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 def shown(path: Path) -> str:
     """A path as contributors see it: relative to where the build runs, with
     control and bidirectional characters written as escapes (\\n, \\u202e)."""
@@ -1239,7 +1233,7 @@ def shown(path: Path) -> str:
         text = path.relative_to(Path.cwd()).as_posix()
     except ValueError:
         text = str(path)
-    return UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+    return escaped(text)
 
 
 # What the static folders may hold: files a browser uses as they are. Sphinx

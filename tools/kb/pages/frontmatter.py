@@ -40,12 +40,12 @@ from typing import Any
 import jsonschema
 import yaml
 from docutils import nodes
-from sphinx.util import logging
 
 from kb.core import data as kb_data
+from kb.core.log import getLogger
 from kb.core.store import documents, rebuild_when_changed
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 # The repository's data/: what the scripts in tools/ go by (GUIDES, is_article's
 # default); a build goes by its own kb_data_dir.

@@ -37,18 +37,18 @@ from typing import Any
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.domains.std import make_glossary_term
-from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from kb.core import data as kb_data
 from kb.core.i18n import _
+from kb.core.log import getLogger
 from kb.core.store import documents
 from kb.guard.silent_loss import cut_blank_runs, cut_too_deep, too_deep
 from kb.guard.untrusted import file_readers
 from kb.pages.listings import holds_listing
 from kb.site import output_state
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 # At most this many "出现在" links per term.
 USAGE_SHOWN = 8

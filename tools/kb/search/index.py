@@ -33,18 +33,18 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
-from sphinx.util import logging
 from sphinx.writers.html5 import HTML5Translator
 
 from kb.core import data as kb_data
 from kb.core.builders import is_website
 from kb.core.i18n import _
+from kb.core.log import getLogger
 from kb.guard.silent_loss import BuildStopped
 from kb.pages.glossary import term_anchors
 from kb.search import pagefind as kb_pagefind
 from kb.site import output_state as kb_output_state
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 # Pages whose text is a listing of other pages: not indexed, so that the
 # articles themselves rank first.

@@ -40,19 +40,19 @@ from typing import Any
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms.images import ImageConverter
-from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from kb.calc.directive import calculator
 from kb.core import data as kb_data
 from kb.core.builders import is_website
 from kb.core.i18n import _
+from kb.core.log import getLogger
 from kb.core.store import documents, rebuild_when_changed
 from kb.editorial.notes import kb_details, kb_summary
 from kb.pages import listings as kb_listings
 from kb.site import mermaid as kb_mermaid
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 DOWNLOADS = "downloads"
 # what a download's link says, by the file's extension

@@ -66,13 +66,13 @@ from pathlib import Path
 from typing import Any
 
 from sphinx.builders.html import StandaloneHTMLBuilder
-from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
+from kb.core.log import getLogger
 from kb.core.store import documents
 from kb.guard.silent_loss import BuildStopped
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 # Whether this process's collector was paused here (and must be resumed),
 # and the pages seen since the last collection.

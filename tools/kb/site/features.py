@@ -32,15 +32,15 @@ from typing import Any
 from urllib.parse import urljoin, urlparse
 
 from docutils import nodes
-from sphinx.util import logging
 
 from kb.core.builders import is_website
 from kb.core.i18n import _
+from kb.core.log import getLogger
 from kb.core.store import documents, site
 from kb.pages.frontmatter import load_tags
 from kb.pages.listings import title_of
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")

@@ -36,16 +36,16 @@ from urllib.parse import urljoin
 
 from docutils import nodes
 from sphinx import addnodes
-from sphinx.util import logging
 
 from kb.core.builders import is_website
 from kb.core.i18n import N_, _
+from kb.core.log import getLogger
 from kb.core.store import documents
 from kb.editorial.notes import kb_summary
 from kb.pages.frontmatter import load_guides
 from kb.pages.listings import guide_order, reading_order, title_of
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 CACHE = "kb-llms"
 # the labels of docutils' admonitions that carry no title of their own

@@ -58,7 +58,6 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
-from sphinx.util import logging
 from sphinxcontrib.mermaid import (
     Mermaid,
     latex_visit_mermaid,
@@ -70,10 +69,11 @@ from sphinxcontrib.mermaid import (
 
 from kb.core.builders import serves_pages
 from kb.core.i18n import _
+from kb.core.log import getLogger
 from kb.core.store import documents, site
 from kb.guard import untrusted as kb_untrusted
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 CHECKER = Path(__file__).with_name("mermaid_check.mjs")
 STYLE = "kb-mermaid.css"

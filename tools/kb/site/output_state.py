@@ -32,9 +32,9 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from sphinx.util import logging
+from kb.core.log import getLogger
 
-logger = logging.getLogger(__name__)
+logger = getLogger(__name__)
 
 STATE_FILE = "kb-output-state.pickle"
 # Output folders that hold no pages of ours: assets, and the search index.

@@ -1,0 +1,56 @@
+"""kb.core.log: what a contributor's text can put into the build's log."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+
+import kb
+import pytest
+from kb.core import log
+
+
+def _record(msg: str, *args, location=None) -> logging.LogRecord:
+    record = logging.LogRecord("sphinx.kb.test", logging.WARNING, __file__, 1, msg, args, None)
+    record.location = location
+    assert log.PlainRecords().filter(record)
+    return record
+
+
+def test_control_and_bidirectional_characters_in_arguments_are_escaped():
+    record = _record("KB064 a template warns: %s", "x\r\x1b[2Jconf.py:1: WARNING: KB000\u202e")
+    assert record.getMessage() == "KB064 a template warns: x\\r\\x1b[2Jconf.py:1: WARNING: KB000\\u202e"
+
+
+def test_the_next_lines_of_a_message_are_indented_so_none_reads_as_a_warning():
+    record = _record("Pagefind failed:\n%s", "conf.py:1: WARNING: KB000 forged\nmore\n")
+    assert record.getMessage() == "Pagefind failed:\n    conf.py:1: WARNING: KB000 forged\n    more"
+
+
+@pytest.mark.parametrize(
+    "location, shown",
+    [("docs/a\nb.md:3", "docs/a\\nb.md:3"), (("docs/a\u202eb", 3), ("docs/a\\u202eb", 3)), (None, None)],
+)
+def test_a_location_is_escaped_too(location, shown):
+    assert _record("KB061 x", location=location).location == shown
+
+
+def test_a_message_of_megabytes_is_cut():
+    message = _record("KB011 %s", "x" * 5_000_000).getMessage()
+    assert len(message) < log.MAX_MESSAGE + 100 and message.endswith("(5,000,006 characters)")
+
+
+def test_clipped_keeps_short_text_and_cuts_long_text():
+    assert log.clipped("a\nb") == "a\\nb"
+    assert log.clipped("y" * 300, 10) == "y" * 10 + "… (300 characters)"
+
+
+def test_every_logger_of_the_package_makes_its_records_plain():
+    """A module that took Sphinx's getLogger directly would print a
+    contributor's newline as it is."""
+    modules = [importlib.import_module(m.name) for m in pkgutil.walk_packages(kb.__path__, "kb.")]
+    loggers = {m.__name__: m.logger for m in modules if hasattr(m, "logger")}
+    assert len(loggers) >= 15, sorted(loggers)
+    unfiltered = [name for name, adapter in loggers.items() if log.PLAIN not in adapter.logger.filters]
+    assert not unfiltered

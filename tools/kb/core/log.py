@@ -1,0 +1,82 @@
+"""The package's loggers: Sphinx's, with one rule for what gets into a log line.
+
+A warning often quotes what a pull request wrote: a file name, a template's
+message, a name a template asked for, an exception's text. Quoted as it is,
+a newline in it starts a line of its own in the log, where
+``conf.py:1: WARNING: KB000 …`` looks like a warning of the build's, and a
+bidirectional control shows the line in another order than it holds.
+
+So every record of a logger made here (:func:`getLogger`, used by every
+module of the package) is rewritten before Sphinx's handlers see it:
+
+- its message, once formatted, has control and bidirectional characters
+  written as escapes (``\\x1b``, ``\\u202e``), except the newlines of a
+  message that has several lines, whose next lines are indented (so no
+  line of it starts like a warning);
+- a location given as text, or as (document, line), is escaped alike;
+- a message is cut to MAX_MESSAGE characters (a template can make a name
+  of megabytes).
+
+It is a logging filter on each of the package's loggers (the standard
+library's documented ``Logger.addFilter``; Sphinx's ``getLogger`` returns a
+``LoggerAdapter`` whose ``logger`` is that logger).
+"""
+
+from __future__ import annotations
+
+import logging as std_logging
+import re
+
+from sphinx.util import logging
+
+# Characters that would start a new line of the log, or show it in another order.
+UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+UNPRINTABLE_BUT_NEWLINE = re.compile(
+    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+# How long one record's message may be.
+MAX_MESSAGE = 4000
+INDENT = "    "
+
+
+def _escape(match: re.Match) -> str:
+    return match[0].encode("unicode_escape").decode("ascii")
+
+
+def escaped(text: str) -> str:
+    """``text`` with control and bidirectional characters written as escapes."""
+    return UNPRINTABLE.sub(_escape, text)
+
+
+def clipped(text: str, most: int = 200) -> str:
+    """``text`` escaped, cut to ``most`` characters with a note of its length."""
+    shown = escaped(text[:most])
+    return shown if len(text) <= most else f"{shown}… ({len(text):,} characters)"
+
+
+class PlainRecords(std_logging.Filter):
+    """One record, lines only where the package's own message has them."""
+
+    def filter(self, record: std_logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if len(message) > MAX_MESSAGE:
+            message = f"{message[:MAX_MESSAGE]}… ({len(message):,} characters)"
+        message = UNPRINTABLE_BUT_NEWLINE.sub(_escape, message.rstrip("\n"))
+        record.msg, record.args = message.replace("\n", "\n" + INDENT), ()
+        location = getattr(record, "location", None)
+        if isinstance(location, str):
+            record.location = escaped(location)
+        elif isinstance(location, tuple) and location and isinstance(location[0], str):
+            record.location = (escaped(location[0]), *location[1:])
+        return True
+
+
+PLAIN = PlainRecords()
+
+
+def getLogger(name: str) -> logging.SphinxLoggerAdapter:  # noqa: N802 (as Sphinx names it)
+    """Sphinx's logger for ``name``, its records made plain (PlainRecords)."""
+    adapter = logging.getLogger(name)
+    if PLAIN not in adapter.logger.filters:
+        adapter.logger.addFilter(PLAIN)
+    return adapter
