@@ -170,7 +170,7 @@ def test_a_fifo_in_the_templates_folder_is_refused_not_waited_on(root):
     os.mkfifo(root / "_templates/pipe.html")
     assert_fails_at(
         root,
-        "_templates/pipe.html:1: WARNING: KB018 the templates folder holds only the site's HTML templates",
+        "_templates/pipe.html:1: WARNING: KB018 is not a regular file",
         timeout=60,
     )
 
@@ -385,13 +385,13 @@ def test_a_failure_inside_a_theme_template_is_named_at_the_project_template_that
 
 @IN_PROCESS
 def test_a_file_name_holding_a_newline_cannot_forge_a_line_of_the_log(root):
-    """The name is shown with its newline escaped: the forged warning stays
-    inside the real one's line, and the real one names the file."""
+    """The name is refused, shown with its newline escaped: the forged warning
+    stays inside the real one's line, and the real one names the file."""
     forged = "conf.py:1: WARNING: KB000 forged"
     (root / "_templates" / f"x\n{forged}.html").write_text("{% if %}\n", encoding="utf-8")
-    out = assert_fails_at(root, "WARNING: KB064 the template does not parse")
+    out = assert_fails_at(root, "WARNING: KB018 the name holds a control or bidirectional character")
     assert not any(line.startswith(forged) for line in out.splitlines()), out[-3000:]
-    assert f"_templates/x\\n{forged}.html:1: WARNING: KB064" in out, out[-3000:]
+    assert f"_templates/x\\n{forged}.html:1: WARNING: KB018" in out, out[-3000:]
 
 
 # -- the fifth review: floods, slow reads, bytes, the warning global --------------------

@@ -44,7 +44,9 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -382,10 +384,21 @@ class DataError(Exception):
 
 
 def _read_text(path: Path) -> tuple[str | None, Problem | None]:
+    """The text of a data or schema file: a regular file (a FIFO would keep
+    the build waiting) of at most MAX_DATA_BYTES, in UTF-8, without
+    bidirectional controls."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb", opener=_nonblocking) as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return None, Problem(path, 1, CODES["unsafe"], "not a regular file; commit the file itself")
+            raw = file.read(MAX_DATA_BYTES + 1)
     except OSError as exc:
         return None, Problem(path, 1, CODES["syntax"], f"cannot read the file: {exc.strerror}")
+    if len(raw) > MAX_DATA_BYTES:
+        return None, Problem(
+            path, 1, CODES["unsafe"], f"larger than {MAX_DATA_BYTES >> 20} MiB, more than a data file may be"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -440,6 +453,18 @@ def schema_problems(path: Path, data: Any, root, schema: dict, first_line: int =
 @functools.lru_cache(maxsize=64)
 def _read_yaml(path: Path, schema_at: Path | None, stamp, schema_stamp) -> Loaded:
     schema = schema_file(schema_at) if schema_at else None
+    if schema is not None and not schema_at.is_file():
+        return Loaded(
+            None,
+            [
+                Problem(
+                    path,
+                    1,
+                    CODES["meta"],
+                    f"not read: its schema data/schemas/{schema_at.name} is missing; restore it (git checkout)",
+                )
+            ],
+        )
     if schema is not None and schema.data is None:
         # no usable schema: nothing in the file can be trusted to have its shape.
         # The schema's own problems are reported once (schema_files), this
@@ -488,6 +513,11 @@ def _checked(text: str, schema: Loaded | None, schema_key) -> tuple[Any, yaml.No
             _CHECKED.pop(next(iter(_CHECKED)))
         _CHECKED[key] = value
     return _CHECKED[key]
+
+
+def _nonblocking(path, flags: int) -> int:
+    """Opens without waiting for a writer (a FIFO); _read_text refuses it then."""
+    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def file_stamp(path: Path):

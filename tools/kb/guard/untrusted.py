@@ -48,6 +48,7 @@ import ipaddress
 import os
 import re
 import socket
+import stat
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ from urllib3.util import parse_url
 
 from kb.core import data as kb_data
 from kb.core import markdown as kb_markdown
-from kb.core.log import escaped, getLogger
+from kb.core.log import UNPRINTABLE, escaped, getLogger
 from kb.guard import silent_loss
 from kb.guard.silent_loss import BuildStopped
 
@@ -1187,43 +1188,76 @@ def walk_tree(tops: list[Path], most: int = MAX_FOLDER_DEPTH) -> tuple[list[Path
     return sorted(files), cut
 
 
-def refuse_deep_folders(app, config) -> None:
-    """KB018 for folders nested more than MAX_FOLDER_DEPTH deep in what the
-    build reads, before Sphinx looks for pages (config-inited: Sphinx walks
-    the pages' folder before builder-inited, and would end in a traceback)."""
-    tops = [*input_folders(app), *(Path(app.srcdir, p) for p in config.locale_dirs)]
-    cut = walk_tree(tops)[1]
-    for folder in cut:
-        logger.warning(
-            "KB018 the folder nests folders more than %d deep: keep pages, assets and data at "
-            "most a few folders down",
-            MAX_FOLDER_DEPTH,
-            location=f"{shown(folder)}:1",
-            type="kb",
-            subtype="untrusted",
-        )
-    if cut:
+def check_input_tree(app, config) -> None:
+    """What the build reads is a tree of folders and regular files, checked
+    before anything reads it (config-inited, before the data files are read
+    and Sphinx looks for pages):
+
+    - a symlink, or an input folder that is one, is KB011: the build would
+      read and publish whatever it points to;
+    - a FIFO, socket or device is KB018: reading it waits for ever or reads
+      the machine's hardware;
+    - a name with a control or bidirectional character is KB018: Sphinx
+      leaves a page so named out without a word, and the log would show it
+      in pieces;
+    - folders nested more than MAX_FOLDER_DEPTH deep are KB018: Sphinx's
+      walk of the pages (os.walk, recursive) would end in a RecursionError.
+    """
+    found: list[tuple[Path, str]] = []
+    for top in [*input_folders(app), *(Path(app.srcdir, p) for p in config.locale_dirs)]:
+        if top.is_symlink():
+            found.append((top, _symlink_problem(top, "folder")))
+            continue
+        files, cut = walk_tree([top])
+        found += [
+            (
+                folder,
+                f"KB018 the folder nests folders more than {MAX_FOLDER_DEPTH} deep: keep pages, "
+                "assets and data at most a few folders down",
+            )
+            for folder in cut
+        ]
+        for path in files:
+            if UNPRINTABLE.search(path.relative_to(top).as_posix()):
+                found.append(
+                    (
+                        path,
+                        "KB018 the name holds a control or bidirectional character (shown escaped): the "
+                        "build would leave the file out unseen, or show its name in another order; rename "
+                        "it (pages and assets: ASCII kebab-case)",
+                    )
+                )
+                continue
+            try:
+                mode = path.lstat().st_mode
+            except OSError:
+                continue  # gone since the folder was listed
+            if stat.S_ISLNK(mode):
+                found.append((path, _symlink_problem(path, "file")))
+            elif not stat.S_ISREG(mode):
+                found.append(
+                    (
+                        path,
+                        "KB018 is not a regular file (a FIFO, socket or device): reading it would wait "
+                        "for ever or read the machine's hardware; delete it",
+                    )
+                )
+    for path, message in found:
+        logger.warning(message, location=f"{shown(path)}:1", type="kb", subtype="untrusted")
+    if found:
         raise BuildStopped
 
 
-def symlinks(app) -> list[tuple[Path, str]]:
-    """Every symlink in the input folders, and any input folder that is one.
-
-    None is allowed, wherever it points: inside the repository, ``.git/``
-    holds CI's credentials (actions/checkout keeps its token in
-    ``.git/config``), and outside it anything the job can read. A file that
-    belongs to the site is committed as a file."""
-    found = []
-    for top in input_folders(app):
-        if top.is_symlink():
-            found.append((top, os.readlink(top)))
-            continue  # not walked: what it points to is not the repository's
-        for folder, dirs, files in os.walk(top):
-            for name in dirs + files:
-                path = Path(folder) / name
-                if path.is_symlink():
-                    found.append((path, os.readlink(path)))
-    return found
+def _symlink_problem(path: Path, what: str) -> str:
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return (
+        f"KB011 {shown(path)} is a symlink (to {target!r}): the build would read and publish whatever "
+        "it points to (inside the repository that includes .git/ and CI's credentials); commit "
+        f"the {what} itself instead"
+    )
 
 
 def shown(path: Path) -> str:
@@ -1311,28 +1345,15 @@ def latex_names(app) -> list[Path]:
 
 
 def on_builder_inited(app) -> None:
-    """The build copies static files and reads pages, templates and data
-    through links: any link, and any static file of another type, stops it
-    before anything is read."""
-    links = symlinks(app)
-    for path, target in links:
-        logger.warning(
-            "KB011 %s is a symlink (to %r): the build would publish whatever it points "
-            "to (inside the repository that includes .git/ and CI's credentials); commit "
-            "the file itself instead",
-            shown(path),
-            target,
-            location=f"{shown(path)}:1",
-            type="kb",
-            subtype="untrusted",
-        )
-    bad_static = [] if links else static_problems(app)
+    """A static file of another type stops the build before anything is
+    read (links stopped it when the configuration was read: check_input_tree)."""
+    bad_static = static_problems(app)
     for path, problem in bad_static:
         logger.warning(
             "KB018 %s %s", shown(path), problem, location=f"{shown(path)}:1", type="kb", subtype="untrusted"
         )
     # the web pages may go on: only the book runs the names (make pdf stops at the warning)
-    for path in [] if links else latex_names(app):
+    for path in latex_names(app):
         logger.warning(
             "KB091 %s: the name holds a character LaTeX reads as a command (one of \\ { } %% # $ ^ &), "
             "and the book writes file names into its LaTeX as they are; rename it",
@@ -1353,7 +1374,7 @@ def on_builder_inited(app) -> None:
             type="kb",
             subtype="untrusted",
         )
-    if links or bad_static or settings:
+    if bad_static or settings:
         raise BuildStopped
 
 
@@ -1408,7 +1429,7 @@ def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_private_links", False, "env", types=[bool])
     app.connect("config-inited", note_confdir)
     # before any other handler walks these folders (kb.guard.locale, at 100)
-    app.connect("config-inited", refuse_deep_folders, priority=50)
+    app.connect("config-inited", check_input_tree, priority=50)
     app.connect("config-inited", register_confined)
     app.add_transform(RefuseUnsafeNodes)
     app.connect("builder-inited", on_builder_inited)

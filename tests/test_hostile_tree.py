@@ -1,0 +1,97 @@
+"""What the build reads is a tree of folders and regular files, checked when
+the configuration is read, before the data files are read and before
+Sphinx looks for pages (kb.guard.untrusted.check_input_tree):
+
+- a symlink (KB011): nothing is read through it first, not even a schema;
+- a FIFO (KB018): reading it waited for ever, in data/ at the first step;
+- a name with a control or bidirectional character (KB018): Sphinx left a
+  page so named out without a word.
+
+And the data reader itself reads at most a data file's size and never
+waits on a FIFO (kb.core.data), and says which schema is missing.
+
+Each case builds the tiny project of tests/test_data_errors.py; a case
+that could hang builds in a subprocess with a timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from test_data_errors import ROOT, assert_fails_at, tiny_project
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300, method="thread")]
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    return tiny_project(tmp_path / "kb")
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["data/tags.yaml", "data/schemas/tags.schema.json", "docs/training/pipe.md", "_static/pipe.css"],
+)
+def test_a_fifo_among_the_inputs_is_refused_not_waited_on(root, where):
+    (root / where).unlink(missing_ok=True)
+    os.mkfifo(root / where)
+    out = assert_fails_at(root, f"{where}:1: WARNING: KB018 is not a regular file", timeout=60)
+    assert "KB04" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("name", ["a\nconf.py:1: WARNING: KB000 forged.md", "evil\u202egnp.md"])
+def test_a_page_whose_name_holds_a_control_character_is_refused_not_left_out(root, name):
+    (root / "docs/training" / name).write_text("# 页面\n\n正文。\n", encoding="utf-8")
+    out = assert_fails_at(root, "WARNING: KB018 the name holds a control or bidirectional character")
+    assert not any(line.startswith("conf.py:1: WARNING: KB000") for line in out.splitlines()), out[-3000:]
+    assert "\u202e" not in out and ("docs/training/a\\nconf.py" in out or "evil\\u202egnp.md" in out)
+
+
+def test_a_symlinked_schema_folder_is_refused_before_anything_is_read_through_it(root, tmp_path):
+    """The schemas were read when the configuration was read, and the links
+    refused only after: a schema elsewhere on the machine was read (and its
+    problems printed) first."""
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(root / "data/schemas", elsewhere)
+    (elsewhere / "tags.schema.json").write_text("{ not json", encoding="utf-8")
+    shutil.rmtree(root / "data/schemas")
+    (root / "data/schemas").symlink_to(elsewhere)
+    out = assert_fails_at(root, "data/schemas:1: WARNING: KB011")
+    assert "KB040" not in out and "elsewhere" not in out.split("KB011", 1)[0], out[-3000:]
+
+
+def test_a_schema_file_larger_than_a_data_file_may_be_is_refused(root):
+    path = root / "data/schemas/tags.schema.json"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.rstrip()[:-1] + " " * (3 << 20) + "}\n", encoding="utf-8")
+    assert_fails_at(root, "data/schemas/tags.schema.json:1: WARNING: KB042 larger than 2 MiB")
+
+
+def test_a_missing_schema_file_is_named_as_missing(root):
+    (root / "data/schemas/tags.schema.json").unlink()
+    assert_fails_at(
+        root, "data/tags.yaml:1: WARNING: KB046 not read: its schema data/schemas/tags.schema.json is missing"
+    )
+
+
+def test_the_repository_itself_passes_the_tree_check():
+    """The check refuses nothing of the repository's own inputs (the tiny
+    project is a copy of them)."""
+    from types import SimpleNamespace
+
+    from kb.guard import untrusted
+
+    app = SimpleNamespace(
+        srcdir=ROOT / "docs",
+        confdir=ROOT,
+        config=SimpleNamespace(
+            html_static_path=["_static"],
+            templates_path=["_templates"],
+            kb_data_dir="data",
+            locale_dirs=[str(ROOT / "locale")],
+        ),
+    )
+    untrusted.check_input_tree(app, app.config)  # raises BuildStopped on a refusal
