@@ -112,7 +112,7 @@ def tiny_project(root: Path) -> Path:
     return root
 
 
-def build(root: Path, timeout: float | None = None) -> tuple[int, str]:
+def build(root: Path, timeout: float | None = None, options: tuple[str, ...] = ()) -> tuple[int, str]:
     """Build like the Makefile does; (exit code, output).
 
     In this process, through sphinx-build's own entry point (no interpreter
@@ -128,6 +128,7 @@ def build(root: Path, timeout: float | None = None) -> tuple[int, str]:
         "-W",
         "-n",
         "--keep-going",
+        *options,
         str(root / "docs"),
         str(root / "_build" / "html"),
     ]

@@ -12,6 +12,7 @@ CI's token (.git/config) or environment (/proc/self/environ) into every page.
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -476,3 +477,104 @@ def test_many_odd_files_are_listed_twenty_then_counted(root):
         (root / f"_templates/x{i:02d}.txt").write_text("x\n", encoding="utf-8")
     out = assert_fails_at(root, "_templates/x20.txt:1: WARNING: KB018 and 10 more files or folders")
     assert out.count("KB018") == 21, out[-3000:]
+
+
+# -- the sixth review: long names, warning floods, forged lines, forks, lines ----------
+
+
+@IN_PROCESS
+def test_a_refused_name_of_megabytes_is_shown_cut_to_its_start(root):
+    """A name a template makes with ~ or * was printed whole: 100,000
+    characters here, 20 MB a line with a loop of joins."""
+    include(root, '{% include "/" ~ "x" * 100000 %}')
+    out = assert_fails_at(root, "WARNING: KB011 a template includes '/xxx", "(100,003 characters)")
+    assert len(out) < 20_000, len(out)
+
+
+@IN_PROCESS
+def test_a_template_calling_warning_in_a_loop_is_shown_twenty_times(root):
+    include(root, '{% for i in range(1000) %}{{ warning("again " ~ i) }}{% endfor %}')
+    out = assert_fails_at(root, "KB064 the templates warned more than 20 times; the rest are not shown")
+    assert out.count("KB064 a template warns on") == 20, out[-3000:]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        '{{ warning("x\\nconf.py:1: WARNING: KB000 forged") }}',
+        '{% include ["x", "y\\nconf.py:1: WARNING: KB000 forged"] %}',
+        '{% include "/\\nconf.py:1: WARNING: KB000 forged" %}',
+        '{% set n = "/" %}{% include n ~ "\\rconf.py:1: WARNING: KB000 forged\\u202e" %}',
+    ],
+    ids=["warning", "not-found", "literal-name", "computed-name"],
+)
+@IN_PROCESS
+def test_text_a_template_writes_into_a_warning_cannot_forge_a_line_of_the_log(root, statement):
+    include(root, statement)
+    code, out = build(root)
+    assert code != 0 and "Traceback" not in out, out[-3000:]
+    lines = [line.strip() for line in re.split(r"[\r\n\u2028\u2029]", out)]
+    assert not any(line.startswith("conf.py:1: WARNING: KB000") for line in lines), out[-3000:]
+    assert "\u202e" not in out
+
+
+@IN_PROCESS
+def test_the_failed_page_limit_holds_for_the_whole_build_not_each_process(root):
+    """Sphinx writes pages in forked processes (-j 2): five failed pages in all
+    stop the rendering, not five in each process."""
+    for i in range(20):
+        (root / f"docs/training/p{i:02d}.md").write_text(f"# 页面 {i}\n\n正文。\n", encoding="utf-8")
+    with (root / "docs/training/index.md").open("a", encoding="utf-8") as guide:
+        guide.write("\n```{toctree}\n:hidden:\n:glob:\n\np*\n```\n")
+    include(root, '{% set p = "/proc/" %}{% include p ~ "1" %}')
+    code, out = build(root, options=("-j", "2"))
+    assert code != 0 and "Traceback" not in out, out[-3000:]
+    assert out.count("KB011 a template includes") == 5, out[-3000:]
+    assert out.count("KB064 the templates failed on 5 pages") == 1, out[-3000:]
+
+
+def test_a_loop_stopped_by_the_time_limit_is_named_at_its_template_line(root):
+    """The timeout is no Exception, so Jinja does not map its traceback to the
+    template's lines: the line is looked up through the template (Jinja's
+    __jinja_template__ global; this test fails if Jinja drops it)."""
+    with open(root / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write("\nkb_template_seconds = 1\n")
+    line = include(
+        root,
+        '{% if pagename == "index" %}\n{% for i in range(100000) %}{% for j in range(100000) %}'
+        "{% endfor %}{% endfor %}{% endif %}",
+    )
+    assert_fails_at(
+        root,
+        f"_templates/page.html:{line + 1}: WARNING: KB064 the template page.html failed",
+        "TemplateTimeout",
+        timeout=300,
+    )
+
+
+def test_the_timer_and_limits_are_restored_when_the_time_runs_out_as_the_budget_ends(monkeypatch):
+    """The alarm may go off while render_budget restores what it changed:
+    once the budget ends, it raises nothing (it would leave the handler and
+    the lowered memory limit in place), and all is put back."""
+    import resource
+    import signal
+
+    from kb.guard import templates
+
+    before = (signal.getsignal(signal.SIGVTALRM), resource.getrlimit(resource.RLIMIT_AS))
+    real_setitimer, calls = signal.setitimer, []
+
+    def setitimer_going_off(which, seconds, interval=0.0):
+        calls.append(seconds)
+        previous = real_setitimer(which, seconds, interval)
+        if len(calls) == 2:  # the restoring call: the alarm goes off just then
+            templates._expired(signal.SIGVTALRM, None)
+        return previous
+
+    monkeypatch.setattr(signal, "setitimer", setitimer_going_off)
+    with templates.render_budget(30, "docs/x.md", "page.html"):
+        pass
+    assert len(calls) == 2
+    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
+    assert (signal.getsignal(signal.SIGVTALRM), resource.getrlimit(resource.RLIMIT_AS)) == before
+    templates._expired(signal.SIGVTALRM, None)  # a late alarm: no budget is running

@@ -38,6 +38,7 @@ is refused (Jinja's documented ``intercepted_binops`` / ``call_binop``).
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import resource
@@ -56,7 +57,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from sphinx.jinja2glue import BuiltinTemplateLoader
 
-from kb.core.log import getLogger
+from kb.core.log import clipped, getLogger
 from kb.guard.silent_loss import BuildStopped
 from kb.guard.untrusted import shown, walk_tree
 
@@ -82,10 +83,12 @@ class RefusedName(Exception):
         self.name = name
 
 
-# After this many pages whose templates failed, a build process renders no
-# more templates (each would fail alike, at up to kb_template_seconds and a
+# After this many pages whose templates failed, the build renders no more
+# templates (each would fail alike, at up to kb_template_seconds and a
 # warning or more a page); the build fails and says how many it left out.
+# And the templates' warning() is shown this many times in a build.
 MAX_FAILED_PAGES = 5
+MAX_TEMPLATE_WARNINGS = 20
 
 
 class ConfinedTemplates(BuiltinTemplateLoader):
@@ -98,8 +101,11 @@ class ConfinedTemplates(BuiltinTemplateLoader):
 
     def init(self, builder, theme=None, dirs=None) -> None:
         self.builder = builder
-        self.failed_pages = 0
-        self.skipped_pages = 0
+        # Counted across the build: Sphinx writes pages in forked processes
+        # (-j), each a copy of this one; shared memory made before they fork
+        # is the one count all of them see. [failed pages, pages not
+        # rendered, warning() calls]
+        self.counts = multiprocessing.get_context("fork").Array("q", 3)
         super().init(builder, theme, dirs)
         # before any template is compiled: the compiler reads it
         self.environment.intercepted_binops = frozenset({"*", "**"})
@@ -108,17 +114,30 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         # arguments to logging: a template could pick a warning's location
         # (location="docs/x.md:7") or print a logging traceback ("%d", "x").
         # Here it prints the message, as text, as a warning of the page.
-        page_file = self._page_file
+        # A template that calls it in a loop is shown MAX_TEMPLATE_WARNINGS
+        # times, then once more to say the rest are not.
+        page_file, counts = self._page_file, self.counts
 
         @pass_context
         def warning(context, message="", *args, **kwargs) -> str:
-            logger.warning(
-                "KB064 a template warns on %s: %s",
-                page_file(context.get("pagename")) or "a page",
-                str(message)[:500],
-                type="kb",
-                subtype="template",
-            )
+            with counts.get_lock():
+                counts[2] += 1
+                calls = counts[2]
+            if calls <= MAX_TEMPLATE_WARNINGS:
+                logger.warning(
+                    "KB064 a template warns on %s: %s",
+                    page_file(context.get("pagename")) or "a page",
+                    clipped(str(message), 500),
+                    type="kb",
+                    subtype="template",
+                )
+            elif calls == MAX_TEMPLATE_WARNINGS + 1:
+                logger.warning(
+                    "KB064 the templates warned more than %d times; the rest are not shown: fix the templates",
+                    MAX_TEMPLATE_WARNINGS,
+                    type="kb",
+                    subtype="template",
+                )
             return ""
 
         self.environment.globals["warning"] = warning
@@ -131,13 +150,17 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         not an Exception: it still ends the build.)"""
         pagename = context.get("pagename")
         page = self._page_file(pagename)
-        if self.failed_pages >= MAX_FAILED_PAGES:
-            self.skipped_pages += 1
-            if self.skipped_pages == 1:
+        with self.counts.get_lock():
+            failed = self.counts[0]
+            if failed >= MAX_FAILED_PAGES:
+                self.counts[1] += 1
+                first_skipped = self.counts[1] == 1
+        if failed >= MAX_FAILED_PAGES:
+            if first_skipped:
                 logger.warning(
                     "KB064 the templates failed on %d pages; the pages after them (%s, and any "
                     "later) were not rendered: fix the templates",
-                    self.failed_pages,
+                    failed,
                     page or template,
                     type="kb",
                     subtype="template",
@@ -147,25 +170,29 @@ class ConfinedTemplates(BuiltinTemplateLoader):
             with render_budget(self.builder.config.kb_template_seconds, page, template):
                 html = super().render(template, context)
         except RefusedName as exc:
-            self.failed_pages += 1
+            self._failed()
             logger.warning(
-                "KB011 a template includes %r: templates may name only other templates, "
+                "KB011 a template includes %s: templates may name only other templates, "
                 "inside the templates folders (no absolute path, no '..'); remove it",
-                exc.name,
+                clipped(repr(exc.name)),
                 location=self._line(exc, page),
                 type="kb",
                 subtype="template",
             )
             return ""
         except (Exception, TemplateTimeout) as exc:  # noqa: BLE001 (whatever a template's expression raises: 1 / 0 too)
-            self.failed_pages += 1
-            self._report(template, f"{type(exc).__name__}: {str(exc)[:200]}", exc, page)
+            self._failed()
+            self._report(template, f"{type(exc).__name__}: {clipped(str(exc))}", exc, page)
             return ""
         if len(html) > MAX_PAGE_CHARS:
-            self.failed_pages += 1
+            self._failed()
             self._report(template, f"the page is {len(html) >> 20} MiB, more than a page may be", None, page)
             return ""
         return html
+
+    def _failed(self) -> None:
+        with self.counts.get_lock():
+            self.counts[0] += 1
 
     def _line(self, exc, page: str | None) -> str | None:
         """path:LINE in the templates where ``exc`` was raised, else the page's first line."""
@@ -199,12 +226,26 @@ def _template_line(exc, folders: list[Path]) -> str | None:
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
         if name.endswith(".html") and Path(name).is_file():
-            found = (name, tb.tb_lineno)
+            found = (name, _source_line(tb))
             if any(Path(name).is_relative_to(folder) for folder in folders):
                 ours = found
         tb = tb.tb_next
     found = ours or found
     return f"{shown(Path(found[0]))}:{found[1]}" if found else None
+
+
+def _source_line(tb) -> int:
+    """The template's line of a traceback entry in a template file. Jinja
+    rewrites the traceback of an Exception to template lines; a
+    TemplateTimeout (a BaseException, which Jinja lets pass as it is) still
+    has the line of the Python code Jinja compiled the template to, which
+    the template object maps back. Jinja documents no way from a frame to
+    its template (pallets/jinja discussion #1971: frames of compiled
+    templates have the compiled code's lines); the module global
+    ``__jinja_template__`` that Jinja's own traceback rewriting reads is
+    that way, and tests/test_hostile_templates.py fails if it goes."""
+    template = tb.tb_frame.f_globals.get("__jinja_template__")
+    return template.get_corresponding_lineno(tb.tb_lineno) if template is not None else tb.tb_lineno
 
 
 class TemplateTimeout(BaseException):
@@ -242,6 +283,7 @@ class render_budget:
         if not self.seconds:
             return
         _watchdog.arm(time.monotonic() + 2 * self.seconds + 5, self.message)
+        _budget.running = True
         self.handler = signal.signal(signal.SIGVTALRM, _expired)
         # CPU time, not wall time: a loaded machine does not fail a page, and
         # a SIGALRM timer of someone else's (pytest-timeout) is left alone
@@ -251,15 +293,31 @@ class render_budget:
     def __exit__(self, *exc) -> None:
         if not self.seconds:
             return
-        signal.setitimer(signal.ITIMER_VIRTUAL, *self.timer)
-        signal.signal(signal.SIGVTALRM, self.handler)
-        if self.limit is not None:
-            resource.setrlimit(resource.RLIMIT_AS, self.limit)
-        _watchdog.disarm()
+        # The timer may go off here too: from now on its handler does nothing,
+        # and whatever it raised before, the timer, the handler (the timer
+        # first: no signal then finds the handler gone) and the limit are restored.
+        try:
+            _budget.running = False
+        finally:
+            try:
+                signal.setitimer(signal.ITIMER_VIRTUAL, *self.timer)
+            finally:
+                signal.signal(signal.SIGVTALRM, self.handler)
+                if self.limit is not None:
+                    resource.setrlimit(resource.RLIMIT_AS, self.limit)
+                _watchdog.disarm()
+
+
+class _Budget:
+    running = False
+
+
+_budget = _Budget()
 
 
 def _expired(signum, frame):
-    raise TemplateTimeout
+    if _budget.running:
+        raise TemplateTimeout
 
 
 def _lower_memory_limit():
@@ -494,7 +552,7 @@ def template_problems(folders: list[Path], seconds: float = 20) -> list[tuple[st
                 found.append(
                     (
                         f"{shown(path)}:{line}",
-                        f"KB011 a template includes {name!r}: templates may name only "
+                        f"KB011 a template includes {clipped(repr(name))}: templates may name only "
                         "other templates, inside the templates folders (no absolute path, no '..'); "
                         "remove it",
                     )
