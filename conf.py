@@ -12,6 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tools"))  # the kb package: the one sys.path edit
 
+from kb.guard.locale import readable_locale_dirs  # noqa: E402 (needs the path above)
+
 # -- Project information -----------------------------------------------------
 
 project = "51 算力知识库"
@@ -25,7 +27,11 @@ language = "zh_CN"
 # furo ships no Chinese: locale/zh_CN/LC_MESSAGES/sphinx.po translates its
 # interface (Sphinx compiles it to .mo when it changes, gettext_auto_build);
 # kb.po there would translate our extensions' strings (kb.core.i18n).
-locale_dirs = [str(ROOT / "locale")]
+# Sphinx reads locale_dirs as soon as this file has run, before any extension
+# checks them: it gets the folder only if it holds nothing but the catalogs,
+# as regular files (kb.guard.locale says why not, and stops the build).
+kb_locale_dirs = [str(ROOT / "locale")]
+locale_dirs = readable_locale_dirs(kb_locale_dirs)
 
 # -- General configuration ---------------------------------------------------
 

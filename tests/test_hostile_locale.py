@@ -13,6 +13,7 @@ build, no traceback, and no token anywhere in the output
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -229,3 +230,56 @@ def test_a_changed_catalog_rewrites_every_page(repo, tmp_path):
     code, out = build(repo, timeout=TIMEOUT)
     assert code == 0, out[-3000:]
     assert _pages(repo / "_build/html") == incremental
+
+
+# -- what Sphinx reads before any extension: the interface catalog ---------------------
+
+
+def test_a_symlinked_sphinx_po_is_not_read_before_it_is_refused(repo, tmp_path):
+    """Sphinx compiles sphinx.po right after conf.py, before any extension:
+    babel printed each line of the linked file it could not parse."""
+    outside = tmp_path / "environ"
+    outside.write_text(f"TOKEN={SECRET}\nmore {SECRET}\n", encoding="utf-8")
+    (repo / LC / "sphinx.po").unlink()
+    (repo / LC / "sphinx.po").symlink_to(outside)
+    out = refused(repo, f"{LC}/sphinx.po:1: WARNING: KB011")
+    assert SECRET not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("exists", [False, True], ids=["new", "older"])
+def test_a_symlinked_sphinx_mo_is_not_written_through(repo, tmp_path, exists):
+    victim = tmp_path / "victim.txt"
+    if exists:
+        victim.write_text("kept\n", encoding="utf-8")
+        os.utime(victim, (0, 0))  # older than sphinx.po: Sphinx would compile over it
+    (repo / LC / "sphinx.mo").symlink_to(victim)
+    refused(repo, f"{LC}/sphinx.mo:1: WARNING: KB011")
+    assert (victim.read_text(encoding="utf-8") == "kept\n") if exists else not victim.exists()
+
+
+def test_a_folder_named_like_a_catalog_is_refused_not_a_traceback(repo):
+    (repo / LC / "sphinx.po").unlink()
+    (repo / LC / "sphinx.po").mkdir()
+    refused(repo, f"{LC}/sphinx.po:1: WARNING: KB019")
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_folders_nested_in_the_catalog_folder_are_refused_before_sphinx_walks_them(repo):
+    top = str(repo / LC / "sub")
+    made = [top]
+    os.mkdir(top)
+    for _ in range(1100):
+        made.append(made[-1] + "/d")
+        os.mkdir(made[-1])
+    try:
+        out = refused(repo, "WARNING: KB018 the folder nests folders more than 16 deep")
+        assert "RecursionError" not in out
+    finally:  # deepest first: shutil.rmtree (pytest's clean-up) recurses once a level too
+        for folder in reversed(made):
+            os.rmdir(folder)
+
+
+def test_a_catalog_larger_than_a_catalog_may_be_is_refused(repo):
+    with (repo / LC / "sphinx.po").open("a", encoding="utf-8") as po:
+        po.write("#" + " " * (1 << 20) + "\n")
+    refused(repo, f"{LC}/sphinx.po:1: WARNING: KB019", "larger than 1 MiB")

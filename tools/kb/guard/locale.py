@@ -23,6 +23,15 @@ then the build stops):
   templates fill with ``%``) differ from its msgid's, or that adds HTML markup
   or quotes (sphinx.po's strings go into the pages' HTML unescaped).
 
+Sphinx itself reads the interface catalog before any extension is set up
+(right after conf.py: it compiles ``sphinx.po`` to ``sphinx.mo``, following
+links, and loads it), so a symlinked ``sphinx.po`` printed the file it
+points to into the log, and a symlinked ``sphinx.mo`` was written through.
+So conf.py gives Sphinx a locale folder only when :func:`readable_locale_dirs`
+finds in it nothing but the catalogs' regular files, each of at most
+MAX_CATALOG_BYTES (``lstat`` only; nothing is opened); the folders to check
+are ``kb_locale_dirs``, and the same check reports why at ``config-inited``.
+
 The catalogs' contents are a setting of the build (``kb_locale_digest``,
 rebuild ``env``): when one changes, Sphinx reads and writes every page again,
 so an incremental build ends equal to a full one.
@@ -58,8 +67,85 @@ PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]
 
 
 def locale_roots(app) -> list[Path]:
-    """The locale folders as Sphinx finds them (relative to the source folder)."""
-    return [Path(app.srcdir, folder) for folder in app.config.locale_dirs]
+    """The locale folders (relative to the source folder): the project's
+    (kb_locale_dirs), and any Sphinx was given besides."""
+    folders = [*getattr(app.config, "kb_locale_dirs", []), *app.config.locale_dirs]
+    return list(dict.fromkeys(Path(app.srcdir, folder) for folder in folders))
+
+
+# The largest catalog: the site's sphinx.po is 6 KiB
+MAX_CATALOG_BYTES = 1 << 20
+CATALOG_FILES = frozenset(f"{name}.{suffix}" for name in CATALOGS for suffix in ("po", "mo"))
+LANGUAGE_FOLDER = re.compile(r"[A-Za-z0-9_@-]{1,32}")
+MAX_LANGUAGES = 64
+
+
+def layout_problems(root: Path) -> list[tuple[Path, str, str]]:
+    """(path, code, why) for what a locale folder holds besides
+    ``<lang>/LC_MESSAGES/{sphinx,kb}.{po,mo}`` as regular files of at most
+    MAX_CATALOG_BYTES. Reads names and lstat only, three levels deep at most."""
+
+    def entries(folder: Path) -> list[os.DirEntry]:
+        try:
+            with os.scandir(folder) as listing:
+                return sorted(listing, key=lambda e: e.name)
+        except OSError:
+            return []
+
+    if not os.path.lexists(root):
+        return []
+    if root.is_symlink():
+        return [(root, "KB011", "is a symlink: commit the folder itself instead")]
+    stray = f"the locale folder may hold only {ALLOWED} (the build compiles their .mo): delete this"
+    found = []
+    languages = entries(root)
+    for language in languages[:MAX_LANGUAGES]:
+        path = Path(language.path)
+        if language.is_symlink():
+            found.append((path, "KB011", "is a symlink: commit the folder itself instead"))
+        elif not language.is_dir(follow_symlinks=False) or not LANGUAGE_FOLDER.fullmatch(language.name):
+            found.append((path, "KB019", stray))
+        else:
+            for sub in entries(path):
+                sub_path = Path(sub.path)
+                if sub.is_symlink():
+                    found.append((sub_path, "KB011", "is a symlink: commit the folder itself instead"))
+                elif sub.name != "LC_MESSAGES" or not sub.is_dir(follow_symlinks=False):
+                    found.append((sub_path, "KB019", stray))
+                else:
+                    found += _catalog_problems(entries(sub_path), stray)
+    if len(languages) > MAX_LANGUAGES:
+        found.append((root, "KB019", f"the locale folder holds more than {MAX_LANGUAGES} entries: {stray}"))
+    return found
+
+
+def _catalog_problems(files: list[os.DirEntry], stray: str) -> list[tuple[Path, str, str]]:
+    found = []
+    for entry in files:
+        path = Path(entry.path)
+        if entry.is_symlink():
+            found.append(
+                (
+                    path,
+                    "KB011",
+                    "is a symlink: the build would read, or write, whatever it points to (inside the "
+                    "repository that includes .git/ and CI's credentials); commit the file itself instead",
+                )
+            )
+        elif entry.name not in CATALOG_FILES or not entry.is_file(follow_symlinks=False):
+            found.append((path, "KB019", stray))
+        elif entry.stat(follow_symlinks=False).st_size > MAX_CATALOG_BYTES:
+            found.append(
+                (path, "KB019", f"is larger than {MAX_CATALOG_BYTES >> 20} MiB, more than a catalog may be")
+            )
+    return found
+
+
+def readable_locale_dirs(folders: list[str]) -> list[str]:
+    """The folders of ``folders`` that Sphinx may read as they are (conf.py's
+    ``locale_dirs``): those whose layout_problems are none. The others are
+    reported, and the build stopped, when the configuration is read."""
+    return [folder for folder in folders if not layout_problems(Path(folder))]
 
 
 def _warn(code: str, path: Path, line: int, message: str, *args) -> None:
@@ -324,6 +410,11 @@ def digest(catalogs: list[Path]) -> str:
 
 
 def on_config_inited(app, config) -> None:
+    layout = [problem for root in locale_roots(app) for problem in layout_problems(root)]
+    for path, code, why in layout:
+        _warn(code, path, 1, "%s", why)
+    if layout:
+        raise BuildStopped
     catalogs, refused = files_problems(app)
     for po in catalogs:
         catalog = read_catalog(po, None)
@@ -378,6 +469,9 @@ def on_env_before_read_docs(app, env, docnames: list[str]) -> None:
 def setup(app) -> dict[str, Any]:
     # the catalogs' contents: a changed translation reads and writes every page again
     app.add_config_value("kb_locale_digest", "", "env", types=[str])
+    # the locale folders to check (conf.py; Sphinx's locale_dirs holds those
+    # that passed the check, readable_locale_dirs)
+    app.add_config_value("kb_locale_dirs", [], "env", types=[list])
     app.connect("config-inited", on_config_inited, priority=100)
     app.connect("env-before-read-docs", on_env_before_read_docs)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1204,7 +1204,8 @@ def check_input_tree(app, config) -> None:
       walk of the pages (os.walk, recursive) would end in a RecursionError.
     """
     found: list[tuple[Path, str]] = []
-    for top in [*input_folders(app), *(Path(app.srcdir, p) for p in config.locale_dirs)]:
+    locale = [*getattr(config, "kb_locale_dirs", []), *config.locale_dirs]
+    for top in [*input_folders(app), *dict.fromkeys(Path(app.srcdir, p) for p in locale)]:
         if top.is_symlink():
             found.append((top, _symlink_problem(top, "folder")))
             continue
