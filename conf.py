@@ -36,6 +36,7 @@ locale_dirs = readable_locale_dirs(kb_locale_dirs)
 # -- General configuration ---------------------------------------------------
 
 extensions = [
+    "kb.core.log",
     "kb.guard.committed_build",
     "kb.guard.rebuild_failed",
     "myst_parser",

@@ -95,3 +95,32 @@ def test_the_repository_itself_passes_the_tree_check():
         ),
     )
     untrusted.check_input_tree(app, app.config)  # raises BuildStopped on a refusal
+
+
+def test_a_name_that_is_not_utf8_is_refused_not_a_traceback(root):
+    """Git stores names as bytes: quoting one for a URL raised UnicodeEncodeError."""
+    with open(os.fsencode(root / "docs/training") + b"/a\xff.md", "wb") as page:
+        page.write("# 页面\n\n正文。\n".encode())
+    assert_fails_at(root, "docs/training/a\\udcff.md:1: WARNING: KB018 the name holds a control")
+
+
+def test_many_symlinks_are_listed_twenty_then_counted(root):
+    for i in range(40):
+        (root / f"docs/training/l{i:02d}.md").symlink_to("x.md")
+    out = assert_fails_at(root, "docs/training/l20.md:1: WARNING: KB011 and 20 more files or folders")
+    assert out.count("KB011") == 21, out[-3000:]
+
+
+@pytest.mark.parametrize(
+    "width",
+    ['"10\\n::error file=conf.py,line=1::FORGED\\nconf.py:2: WARNING: KB000 forged"', '"10\\u001b[2J"'],
+    ids=["newline", "escape"],
+)
+def test_what_sphinx_and_myst_quote_from_a_page_cannot_forge_a_line_of_the_log(root, width):
+    with (root / "docs/training/x.md").open("a", encoding="utf-8") as page:
+        page.write(f"\n```{{figure}} ../../_static/favicon.svg\n---\nwidth: {width}\n---\n图注\n```\n")
+    out = assert_fails_at(root, "WARNING")
+    lines = out.splitlines()  # GitHub's runner reads a command after leading spaces too
+    assert not any(line.startswith("conf.py:2: WARNING: KB000") for line in lines), out[-3000:]
+    assert not any(line.lstrip().startswith("::") for line in lines), out[-3000:]
+    assert "\x1b[2J" not in out

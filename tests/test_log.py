@@ -54,3 +54,30 @@ def test_every_logger_of_the_package_makes_its_records_plain():
     assert len(loggers) >= 15, sorted(loggers)
     unfiltered = [name for name, adapter in loggers.items() if log.PLAIN not in adapter.logger.filters]
     assert not unfiltered
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x\n::error file=conf.py,line=1::FORGED",
+        "x\n   ::add-mask::KB043",
+        "x\n::stop-commands::y",
+        "a ##[add-mask]KB043",
+    ],
+)
+def test_what_github_actions_would_run_as_a_command_is_broken_up(text):
+    message = _record("KB043 %s", text).getMessage()
+    assert not any(line.lstrip().startswith("::") for line in message.splitlines()), message
+    assert "##[" not in message
+
+
+def test_a_record_passing_several_handlers_is_made_plain_once():
+    record = _record("KB064 a\nb %s", "x" * 5000)
+    once = record.getMessage()
+    for _ in range(3):
+        log.PlainRecords().filter(record)
+    assert record.getMessage() == once
+
+
+def test_a_name_that_is_not_utf8_is_shown_escaped():
+    assert log.escaped("a\udcffb.md") == "a\\udcffb.md"

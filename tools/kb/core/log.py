@@ -6,8 +6,10 @@ a newline in it starts a line of its own in the log, where
 ``conf.py:1: WARNING: KB000 …`` looks like a warning of the build's, and a
 bidirectional control shows the line in another order than it holds.
 
-So every record of a logger made here (:func:`getLogger`, used by every
-module of the package) is rewritten before Sphinx's handlers see it:
+So every record is rewritten, ours (:func:`getLogger`, used by every module
+of the package) before Sphinx's handlers see it, and Sphinx's, docutils' and
+MyST's as their handlers take them (this module is an extension too, listed
+first in conf.py: :func:`plain_handlers`):
 
 - its message, once formatted, has control and bidirectional characters
   written as escapes (``\\x1b``, ``\\u202e``), except the newlines of a
@@ -16,6 +18,9 @@ module of the package) is rewritten before Sphinx's handlers see it:
 - a location given as text, or as (document, line), is escaped alike;
 - a message is cut to MAX_MESSAGE characters (a template can make a name
   of megabytes).
+- what GitHub Actions would run as a workflow command (``::error …::``,
+  ``::add-mask::``, ``::stop-commands::`` at the start of a line, spaces
+  before it included, and ``##[…]`` anywhere) is broken up (``: :``, ``# #[``).
 
 It is a logging filter on each of the package's loggers (the standard
 library's documented ``Logger.addFilter``; Sphinx's ``getLogger`` returns a
@@ -30,9 +35,13 @@ import re
 from sphinx.util import logging
 
 # Characters that would start a new line of the log, or show it in another order.
-UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# (and the stand-ins of bytes that are not UTF-8 in a file name, which no
+# stream can print)
+UNPRINTABLE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
+)
 UNPRINTABLE_BUT_NEWLINE = re.compile(
-    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
 )
 # How long one record's message may be.
 MAX_MESSAGE = 4000
@@ -54,24 +63,54 @@ def clipped(text: str, most: int = 200) -> str:
     return shown if len(text) <= most else f"{shown}… ({len(text):,} characters)"
 
 
+# What GitHub Actions reads as a command in a log line: "::name …::" at the
+# start of a line (after any spaces, which the runner strips) and "##[name]"
+# anywhere.
+WORKFLOW_COMMAND = re.compile(r"^(\s*):(?=:)|##\[", re.MULTILINE)
+
+
+def _defuse(match: re.Match) -> str:
+    return f"{match[1]}: " if match[1] is not None else "# #["
+
+
 class PlainRecords(std_logging.Filter):
     """One record, lines only where the package's own message has them."""
 
     def filter(self, record: std_logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if len(message) > MAX_MESSAGE:
-            message = f"{message[:MAX_MESSAGE]}… ({len(message):,} characters)"
-        message = UNPRINTABLE_BUT_NEWLINE.sub(_escape, message.rstrip("\n"))
-        record.msg, record.args = message.replace("\n", "\n" + INDENT), ()
         location = getattr(record, "location", None)
         if isinstance(location, str):
             record.location = escaped(location)
         elif isinstance(location, tuple) and location and isinstance(location[0], str):
             record.location = (escaped(location[0]), *location[1:])
+        if getattr(record, "kb_plain", False):  # a record passes several handlers
+            return True
+        # the message alone (Sphinx's records put their location before it)
+        message = std_logging.LogRecord.getMessage(record)
+        if len(message) > MAX_MESSAGE:
+            message = f"{message[:MAX_MESSAGE]}… ({len(message):,} characters)"
+        message = UNPRINTABLE_BUT_NEWLINE.sub(_escape, message.rstrip("\n"))
+        message = WORKFLOW_COMMAND.sub(_defuse, message.replace("\n", "\n" + INDENT))
+        record.msg, record.args, record.kb_plain = message, (), True
         return True
 
 
 PLAIN = PlainRecords()
+
+
+def plain_handlers(app=None) -> None:
+    """Every handler Sphinx logs through gets the filter too, so that what
+    Sphinx, docutils and MyST quote from a page (an option's value, a path)
+    is made plain like our own records. Sphinx sets its handlers up on its
+    "sphinx" logger for each application, before extensions are set up; the
+    standard library's Handler.addFilter adds ours."""
+    for handler in std_logging.getLogger("sphinx").handlers:
+        if PLAIN not in handler.filters:
+            handler.addFilter(PLAIN)
+
+
+def setup(app) -> dict:
+    plain_handlers(app)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
 def getLogger(name: str) -> logging.SphinxLoggerAdapter:  # noqa: N802 (as Sphinx names it)

@@ -59,7 +59,7 @@ from sphinx.jinja2glue import BuiltinTemplateLoader
 
 from kb.core.log import clipped, getLogger
 from kb.guard.silent_loss import BuildStopped
-from kb.guard.untrusted import shown, walk_tree
+from kb.guard.untrusted import at_most, shown, walk_tree
 
 logger = getLogger(__name__)
 
@@ -557,21 +557,7 @@ def template_problems(folders: list[Path], seconds: float = 20) -> list[tuple[st
                         "remove it",
                     )
                 )
-    return _at_most(found, "KB018", MAX_ODD_FILES) + _cycles(folders, named)
-
-
-# KB018 lines shown at most: a pull request may add any number of files.
-MAX_ODD_FILES = 20
-
-
-def _at_most(found: list[tuple[str, str]], code: str, most: int) -> list[tuple[str, str]]:
-    """``found`` with its ``code`` lines cut to ``most``, and one line saying how many more."""
-    odd = [f for f in found if f[1].startswith(code)]
-    if len(odd) <= most:
-        return found
-    cut = set(map(id, odd[most:]))
-    kept = [f for f in found if id(f) not in cut]
-    return [*kept, (odd[most][0], f"{code} and {len(odd) - most:,} more files or folders like those above")]
+    return at_most(found, "KB018") + _cycles(folders, named)
 
 
 # How large a template may be, and all of them together: the site's and

@@ -1188,6 +1188,21 @@ def walk_tree(tops: list[Path], most: int = MAX_FOLDER_DEPTH) -> tuple[list[Path
     return sorted(files), cut
 
 
+# Lines of one kind shown at most: a pull request may add any number of files.
+MAX_ODD_FILES = 20
+
+
+def at_most(found: list[tuple[Any, str]], code: str, most: int = MAX_ODD_FILES) -> list[tuple[Any, str]]:
+    """``found`` (place, message) with its ``code`` messages cut to ``most``,
+    and one more saying how many were left out."""
+    odd = [f for f in found if f[1].startswith(code)]
+    if len(odd) <= most:
+        return found
+    cut = set(map(id, odd[most:]))
+    kept = [f for f in found if id(f) not in cut]
+    return [*kept, (odd[most][0], f"{code} and {len(odd) - most:,} more files or folders like those above")]
+
+
 def check_input_tree(app, config) -> None:
     """What the build reads is a tree of folders and regular files, checked
     before anything reads it (config-inited, before the data files are read
@@ -1243,7 +1258,7 @@ def check_input_tree(app, config) -> None:
                         "for ever or read the machine's hardware; delete it",
                     )
                 )
-    for path, message in found:
+    for path, message in at_most(at_most(found, "KB011"), "KB018"):
         logger.warning(message, location=f"{shown(path)}:1", type="kb", subtype="untrusted")
     if found:
         raise BuildStopped
