@@ -578,3 +578,19 @@ def test_the_timer_and_limits_are_restored_when_the_time_runs_out_as_the_budget_
     assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
     assert (signal.getsignal(signal.SIGVTALRM), resource.getrlimit(resource.RLIMIT_AS)) == before
     templates._expired(signal.SIGVTALRM, None)  # a late alarm: no budget is running
+
+
+@IN_PROCESS
+def test_a_template_slow_on_every_page_is_stopped_by_the_build_wide_limit(root):
+    """Under the page's limit on every page, the build took 152 s for this
+    four-page project (about 180 pages reached CI's hour): the pages together
+    get kb_template_build_seconds."""
+    with open(root / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write("\nkb_template_build_seconds = 1\n")
+    include(
+        root,
+        "{% set ns = namespace(n=0) %}{% for i in range(1000) %}{% for j in range(300) %}"
+        "{% set ns.n = ns.n + j %}{% endfor %}{% endfor %}",
+    )
+    out = assert_fails_at(root, "KB064 the templates used more than kb_template_build_seconds (1 s) of CPU in all")
+    assert out.count("were not rendered") == 1, out[-3000:]

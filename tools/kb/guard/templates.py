@@ -30,7 +30,11 @@ nor ``"x" * 10**10`` or ``"x"|center(10**10)``. So a page's templates get
 ``kb_template_seconds`` of CPU (default 20; a page takes milliseconds) and
 1 GiB of memory beyond what the build holds (``render_budget``); past
 either, or for a page over 16 MiB, the page is KB064 at the template's line.
-One call the alarm cannot interrupt (a long comparison inside C) ends the
+The pages together get ``kb_template_build_seconds`` (default 60; a
+thousand pages of the site take half a second): past it, the pages left
+are not rendered (KB064), so a template slow on every page cannot keep the
+build busy for hours at just under the page's limit. One call the alarm
+cannot interrupt (a long comparison inside C) ends the
 build after twice that time, with KB064 (``_Watchdog``). And ``*`` or ``**``
 that would make a string, list or number over ``MAX_PRODUCT`` items or bits
 is refused (Jinja's documented ``intercepted_binops`` / ``call_binop``).
@@ -104,8 +108,8 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         # Counted across the build: Sphinx writes pages in forked processes
         # (-j), each a copy of this one; shared memory made before they fork
         # is the one count all of them see. [failed pages, pages not
-        # rendered, warning() calls]
-        self.counts = multiprocessing.get_context("fork").Array("q", 3)
+        # rendered, warning() calls, CPU milliseconds spent rendering]
+        self.counts = multiprocessing.get_context("fork").Array("q", 4)
         super().init(builder, theme, dirs)
         # before any template is compiled: the compiler reads it
         self.environment.intercepted_binops = frozenset({"*", "**"})
@@ -150,24 +154,35 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         not an Exception: it still ends the build.)"""
         pagename = context.get("pagename")
         page = self._page_file(pagename)
+        config = self.builder.config
+        in_all = config.kb_template_build_seconds or float("inf")
         with self.counts.get_lock():
-            failed = self.counts[0]
-            if failed >= MAX_FAILED_PAGES:
+            failed, spent = self.counts[0], self.counts[3] / 1000
+            stop = failed >= MAX_FAILED_PAGES or spent >= in_all
+            if stop:
                 self.counts[1] += 1
                 first_skipped = self.counts[1] == 1
-        if failed >= MAX_FAILED_PAGES:
+        if stop:
             if first_skipped:
+                why = (
+                    f"failed on {failed} pages"
+                    if failed >= MAX_FAILED_PAGES
+                    else f"used more than kb_template_build_seconds ({in_all:g} s) of CPU in all "
+                    "(the site's take well under a second)"
+                )
                 logger.warning(
-                    "KB064 the templates failed on %d pages; the pages after them (%s, and any "
-                    "later) were not rendered: fix the templates",
-                    failed,
+                    "KB064 the templates %s; the pages after them (%s, and any later) were not "
+                    "rendered: fix the templates",
+                    why,
                     page or template,
                     type="kb",
                     subtype="template",
                 )
             return ""
+        seconds = config.kb_template_seconds and min(config.kb_template_seconds, in_all - spent)
+        started = time.process_time()
         try:
-            with render_budget(self.builder.config.kb_template_seconds, page, template):
+            with render_budget(seconds, page, template):
                 html = super().render(template, context)
         except RefusedName as exc:
             self._failed()
@@ -184,6 +199,9 @@ class ConfinedTemplates(BuiltinTemplateLoader):
             self._failed()
             self._report(template, f"{type(exc).__name__}: {clipped(str(exc))}", exc, page)
             return ""
+        finally:
+            with self.counts.get_lock():
+                self.counts[3] += round((time.process_time() - started) * 1000)
         if len(html) > MAX_PAGE_CHARS:
             self._failed()
             self._report(template, f"the page is {len(html) >> 20} MiB, more than a page may be", None, page)
@@ -702,5 +720,7 @@ def on_builder_inited(app) -> None:
 
 def setup(app) -> dict[str, Any]:
     app.add_config_value("kb_template_seconds", 20, "", types=[int, float])
+    # and all pages together (the site's 1,000-article benchmark: 0.4 s)
+    app.add_config_value("kb_template_build_seconds", 60, "", types=[int, float])
     app.connect("builder-inited", on_builder_inited)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
