@@ -592,5 +592,7 @@ def test_a_template_slow_on_every_page_is_stopped_by_the_build_wide_limit(root):
         "{% set ns = namespace(n=0) %}{% for i in range(1000) %}{% for j in range(300) %}"
         "{% set ns.n = ns.n + j %}{% endfor %}{% endfor %}",
     )
-    out = assert_fails_at(root, "KB064 the templates used more than kb_template_build_seconds (1 s) of CPU in all")
+    out = assert_fails_at(
+        root, "KB064 the templates used more than kb_template_build_seconds (1 s) of CPU in all"
+    )
     assert out.count("were not rendered") == 1, out[-3000:]
