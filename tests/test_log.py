@@ -81,3 +81,14 @@ def test_a_record_passing_several_handlers_is_made_plain_once():
 
 def test_a_name_that_is_not_utf8_is_shown_escaped():
     assert log.escaped("a\udcffb.md") == "a\\udcffb.md"
+
+
+def test_sphinx_s_own_status_lines_keep_their_colours_and_progress_returns():
+    """Sphinx colours its status messages inside the message (ESC) and
+    rewrites progress lines with \\r: the handlers' filter leaves them."""
+    record = logging.LogRecord(
+        "sphinx.builders", logging.INFO, __file__, 1, "\x1b[01mreading\x1b[39;49;00m\r", (), None
+    )
+    assert log.PLAIN_WARNINGS.filter(record) and record.getMessage() == "\x1b[01mreading\x1b[39;49;00m\r"
+    warning = logging.LogRecord("sphinx.builders", logging.WARNING, __file__, 1, "a\x1bb", (), None)
+    assert log.PLAIN_WARNINGS.filter(warning) and warning.getMessage() == "a\\x1bb"

@@ -97,15 +97,27 @@ class PlainRecords(std_logging.Filter):
 PLAIN = PlainRecords()
 
 
+class PlainWarnings(PlainRecords):
+    """PlainRecords for warnings and errors only: Sphinx's status lines carry
+    its own colour codes and progress returns (ESC, \r), which must pass,
+    and quote only page names, which check_input_tree has refused when odd."""
+
+    def filter(self, record: std_logging.LogRecord) -> bool:
+        return record.levelno < std_logging.WARNING or super().filter(record)
+
+
+PLAIN_WARNINGS = PlainWarnings()
+
+
 def plain_handlers(app=None) -> None:
-    """Every handler Sphinx logs through gets the filter too, so that what
+    """Every handler Sphinx logs through gets the filter for warnings, so that what
     Sphinx, docutils and MyST quote from a page (an option's value, a path)
     is made plain like our own records. Sphinx sets its handlers up on its
     "sphinx" logger for each application, before extensions are set up; the
     standard library's Handler.addFilter adds ours."""
     for handler in std_logging.getLogger("sphinx").handlers:
-        if PLAIN not in handler.filters:
-            handler.addFilter(PLAIN)
+        if PLAIN_WARNINGS not in handler.filters:
+            handler.addFilter(PLAIN_WARNINGS)
 
 
 def setup(app) -> dict:
