@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tools"))  # the kb package: the one sys.path edit
 
-from kb.guard.locale import readable_locale_dirs  # noqa: E402 (needs the path above)
+from kb.guard.locale import prepared_locale_dirs  # noqa: E402 (needs the path above)
 
 # -- Project information -----------------------------------------------------
 
@@ -28,10 +28,12 @@ language = "zh_CN"
 # interface (Sphinx compiles it to .mo when it changes, gettext_auto_build);
 # kb.po there would translate our extensions' strings (kb.core.i18n).
 # Sphinx reads locale_dirs as soon as this file has run, before any extension
-# checks them: it gets the folder only if it holds nothing but the catalogs,
-# as regular files (kb.guard.locale says why not, and stops the build).
+# checks them: it gets a folder of the build's own, with the catalogs compiled
+# from locale/ once they have passed kb.guard.locale's checks (which say why
+# not, and stop the build), and never locale/ itself.
 kb_locale_dirs = [str(ROOT / "locale")]
-locale_dirs = readable_locale_dirs(kb_locale_dirs)
+kb_locale_build_dir = str(ROOT / "_build" / "locale")
+locale_dirs = prepared_locale_dirs(kb_locale_dirs, language, kb_locale_build_dir)
 
 # -- General configuration ---------------------------------------------------
 

@@ -46,7 +46,7 @@ def _published(root: Path) -> str:
         "".join(
             p.read_bytes().decode("utf-8", "replace")
             for p in out.rglob("*")
-            if p.is_file() and not p.is_symlink()
+            if p.is_file() and not p.is_symlink() and "locale" not in p.relative_to(out).parts[:1]
         )
         if out.exists()
         else ""
@@ -118,8 +118,10 @@ def test_a_committed_mo_is_refused(repo):
     refused(repo, f"{LC}/sphinx.mo:1: WARNING: KB019")
 
 
-def test_a_mo_that_its_po_does_not_say_is_refused(repo):
-    """Newer than its .po, so Sphinx would not compile the .po again."""
+def test_a_mo_in_the_locale_folder_is_never_read(repo):
+    """Newer than its .po, Sphinx would have read it instead of compiling the
+    .po again: the build compiles the .po into its own folder, whatever lies
+    beside it."""
     po = (repo / LC / "sphinx.po").read_text(encoding="utf-8")
     changed = write(repo, f"{LC}/changed.po", po.replace('msgstr "跳到正文"', 'msgstr "STALEMO"'))
     from babel.messages.mofile import write_mo
@@ -128,8 +130,9 @@ def test_a_mo_that_its_po_does_not_say_is_refused(repo):
     with changed.open("rb") as src, (repo / LC / "sphinx.mo").open("wb") as out:
         write_mo(out, read_po(src))
     changed.unlink()
-    out = refused(repo, f"{LC}/sphinx.mo:1: WARNING: KB019")
-    assert "STALEMO" not in _published(repo), out[-2000:]
+    code, out = build(repo, timeout=TIMEOUT)
+    assert code == 0, out[-3000:]
+    assert "STALEMO" not in _published(repo) and "跳到正文" in _published(repo), out[-2000:]
 
 
 def test_a_page_in_the_domain_of_an_interface_catalog_is_refused(repo):
@@ -281,5 +284,82 @@ def test_folders_nested_in_the_catalog_folder_are_refused_before_sphinx_walks_th
 
 def test_a_catalog_larger_than_a_catalog_may_be_is_refused(repo):
     with (repo / LC / "sphinx.po").open("a", encoding="utf-8") as po:
-        po.write("#" + " " * (1 << 20) + "\n")
-    refused(repo, f"{LC}/sphinx.po:1: WARNING: KB019", "larger than 1 MiB")
+        po.write("#" + " " * (64 << 10) + "\n")
+    refused(repo, f"{LC}/sphinx.po:1: WARNING: KB019", "larger than 64 KiB")
+
+
+# -- catalogs that take Babel or gettext hours or gigabytes, or print lines ------------
+
+
+def _mo_with_a_slow_header(lines: int, copies: int) -> bytes:
+    """A .mo whose header (``copies`` entries with an empty msgid) has many
+    lines without a colon: gettext joins them in time that grows with the
+    square of the lines, once per copy."""
+    import struct
+
+    header = b"Content-Type: text/plain; charset=UTF-8\nX-A: b\n" + b"x\n" * lines
+    originals, translations = 28, 28 + 8 * copies
+    data = translations + 8 * copies
+    out = struct.pack("<7I", 0x950412DE, 0, copies, originals, translations, 0, 0)
+    out += struct.pack("<II", 0, data) * copies + struct.pack("<II", len(header), data + 1) * copies
+    return out + b"\0" + header + b"\0"
+
+
+def test_a_mo_that_gettext_would_read_for_hours_is_never_read(repo):
+    (repo / LC / "sphinx.mo").write_bytes(_mo_with_a_slow_header(320_000, 60))
+    po = repo / LC / "sphinx.po"
+    po.write_text(po.read_text(encoding="utf-8").replace("Language:", "Language: ##[x"), encoding="utf-8")
+    code, out = build(repo, timeout=60)  # Sphinx read the .mo when the .po did not parse
+    assert code != 0 and "Traceback" not in out, out[-3000:]
+    assert f"{LC}/sphinx.po:15: WARNING: KB029" in out, out[-3000:]
+
+
+def _with_header(repo, line: str) -> Path:
+    po = repo / LC / "sphinx.po"
+    text = po.read_text(encoding="utf-8")
+    po.write_text(
+        text.replace('"Content-Transfer-Encoding: 8bit\\n"', f'"Content-Transfer-Encoding: 8bit\\n"\n{line}')
+    )
+    return po
+
+
+def test_a_catalog_with_a_billion_plural_forms_is_refused_before_babel_reads_it(repo):
+    po = _with_header(repo, '"Plural-Forms: nplurals=1000000000; plural=0;\\n"')
+    with po.open("a", encoding="utf-8") as out:
+        out.write('\nmsgid "a"\nmsgid_plural "b"\nmsgstr[0] "x"\n')
+    refused(repo, f"{LC}/sphinx.po:", "KB029", "declares 1,000,000,000 plural forms")
+
+
+def test_a_msgid_given_thousands_of_times_is_refused_at_its_second_line(repo):
+    """Babel merges a repeated msgid's locations in time that grows with the
+    square of the repeats (38,000 of them: half a minute a parse)."""
+    po = repo / LC / "sphinx.po"
+    with po.open("a", encoding="utf-8") as out:
+        out.write("".join(f'\n#: x{i}\nmsgid "a"\nmsgstr ""\n' for i in range(2000)))
+    refused(repo, f"{LC}/sphinx.po:", "KB029", "gives the msgid 'a' twice")
+
+
+@pytest.mark.parametrize(
+    "addition",
+    [
+        '\nmsgid "zz\\n::error file=docs/index.md,line=1::forged\\nconf.py:1: WARNING: KB000 forged\\n\x1b[31mred"\n',
+        "\ngarbage ##[error]forged \x1b[2J\n",
+    ],
+    ids=["msgid", "invalid-line"],
+)
+def test_a_catalog_cannot_print_lines_of_its_own_into_the_log(repo, addition):
+    """Sphinx compiled the catalog before any extension, and Babel printed
+    what it could not parse to stdout as it is."""
+    with (repo / LC / "sphinx.po").open("a", encoding="utf-8") as po:
+        po.write(addition)
+    out = refused(repo, f"{LC}/sphinx.po:", "KB029")
+    lines = out.splitlines()
+    assert not any(line.lstrip().startswith("::") or line.startswith("conf.py:1: WARNING") for line in lines)
+    assert "##[" not in out and "\x1b[2J" not in out and "\x1b[31m" not in out, out[-3000:]
+
+
+def test_many_stray_files_are_listed_twenty_then_counted(repo):
+    for i in range(30):
+        write(repo, f"{LC}/x{i:02d}.txt", "x\n")
+    out = refused(repo, "WARNING: KB019 and 10 more files or folders like those above")
+    assert out.count("KB019") == 21, out[-3000:]

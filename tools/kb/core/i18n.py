@@ -6,18 +6,16 @@ translation, not a code change. The source strings are the Chinese of this
 edition; a string kept in a constant is marked with ``N_`` and translated
 with ``_`` where it is shown.
 
-Two catalogs, both under ``locale_dirs`` (conf.py: ``locale/``):
+Two catalogs, both under ``kb_locale_dirs`` (conf.py: ``locale/``), compiled
+into the build's own folder (``kb_locale_build_dir``, kb.guard.locale):
 
 - ``<lang>/LC_MESSAGES/sphinx.po``: the theme's and our templates' strings.
-  Sphinx reads it before its own translations and compiles it to ``.mo``
-  itself (``gettext_auto_build``). For zh_CN it translates furo, which ships
-  no Chinese.
+  kb.guard.locale compiles it when conf.py runs, before Sphinx reads its
+  own translations. For zh_CN it translates furo, which ships no Chinese.
 - ``<lang>/LC_MESSAGES/kb.po``: the strings of this package, registered with
   ``app.add_message_catalog`` when the builder starts. That reads a compiled
-  ``kb.mo``, and Sphinx compiles the catalogs of ``locale_dirs`` only later
-  in the build, so this extension compiles it first (with Babel, as Sphinx
-  does), beside the ``.po`` where Sphinx would write it: one ``.mo``, never
-  committed (.gitignore), compiled from the ``.po`` on every build whatever
+  ``kb.mo``, which this extension compiles first (with Babel, as Sphinx
+  does) into the build's folder, from the ``.po`` on every build whatever
   the files' times. zh_CN needs none: its strings are the source.
 
 ``kb.guard.locale`` checks both catalogs before the build uses them (nothing
@@ -39,6 +37,8 @@ from typing import Any
 
 from sphinx.locale import get_translation
 
+from kb.guard.silent_loss import BuildStopped
+
 CATALOG = "kb"
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -58,37 +58,26 @@ def N_(message: str) -> str:  # noqa: N802 (the gettext convention)
 
 
 def catalog_files(app) -> list[Path]:
-    """The kb.po files of the build's language in ``locale_dirs``."""
+    """The kb.po files of the build's language in the project's locale
+    folders (``kb_locale_dirs``; Sphinx's ``locale_dirs`` is the build's
+    folder of compiled catalogs, kb.guard.locale)."""
     language = app.config.language
     found = []
-    for folder in app.config.locale_dirs:
+    for folder in getattr(app.config, "kb_locale_dirs", None) or app.config.locale_dirs:
         po = Path(app.srcdir, folder, language, "LC_MESSAGES", f"{CATALOG}.po")
         if po.is_file():
             found.append(po)
     return found
 
 
-def compile_catalog(po: Path, language: str) -> Path:
-    """``po`` compiled to the ``.mo`` beside it, written when that says
-    otherwise. Compiled from the ``.po`` on every build, never trusted by its
-    time: a ``.mo`` from elsewhere (committed, another checkout) would
-    otherwise be read instead. kb.guard.locale has checked ``po`` first (UTF-8,
-    valid, the msgids' placeholders)."""
-    import io
+def compile_catalog(po: Path, language: str, into: Path) -> Path | None:
+    """``po`` compiled to ``into/<language>/LC_MESSAGES/kb.mo`` (the build's
+    folder), on every build; None if that folder cannot be written.
+    kb.guard.locale has checked ``po`` first (layout, size, text, messages)."""
+    from kb.guard.locale import compile_bytes, read_catalog, write_owned
 
-    from babel.messages.mofile import write_mo
-    from babel.messages.pofile import read_po
-
-    mo = po.with_suffix(".mo")
-    text = po.read_bytes().decode("utf-8-sig")
-    catalog = read_po(io.StringIO(text), locale=language)
-    out = io.BytesIO()
-    write_mo(out, catalog)
-    if not mo.is_file() or mo.is_symlink() or mo.read_bytes() != out.getvalue():
-        tmp = mo.with_suffix(".tmp")
-        tmp.write_bytes(out.getvalue())
-        tmp.replace(mo)
-    return mo
+    relative = Path(language, "LC_MESSAGES", f"{CATALOG}.mo")
+    return into if write_owned(into, relative, compile_bytes(read_catalog(po, language))) else None
 
 
 def extract(package: Path = PACKAGE):
@@ -122,8 +111,17 @@ def template_strings(app):
 
 
 def on_builder_inited(app) -> None:
+    into = Path(app.confdir, getattr(app.config, "kb_locale_build_dir", "_build/locale"))
     for po in catalog_files(app):
-        app.add_message_catalog(CATALOG, compile_catalog(po, app.config.language).parents[2])
+        folder = compile_catalog(po, app.config.language, into)
+        if folder is None:
+            from kb.guard.locale import _warn
+
+            _warn(
+                "KB019", into, 1, "the build compiles %s into this folder and could not: delete it", po.name
+            )
+            raise BuildStopped
+        app.add_message_catalog(CATALOG, str(folder))
 
 
 def on_build_finished(app, exception) -> None:

@@ -27,10 +27,17 @@ Sphinx itself reads the interface catalog before any extension is set up
 (right after conf.py: it compiles ``sphinx.po`` to ``sphinx.mo``, following
 links, and loads it), so a symlinked ``sphinx.po`` printed the file it
 points to into the log, and a symlinked ``sphinx.mo`` was written through.
-So conf.py gives Sphinx a locale folder only when :func:`readable_locale_dirs`
-finds in it nothing but the catalogs' regular files, each of at most
-MAX_CATALOG_BYTES (``lstat`` only; nothing is opened); the folders to check
-are ``kb_locale_dirs``, and the same check reports why at ``config-inited``.
+And gettext and Babel read a catalog in time and memory that a short file
+can make huge (``nplurals=1000000000``, a header of many lines, one msgid
+given thousands of times), printing what they cannot parse to stdout.
+So Sphinx never reads the project's locale folders (``kb_locale_dirs``):
+conf.py's ``locale_dirs`` is :func:`prepared_locale_dirs`, a folder the build
+owns (``kb_locale_build_dir``: ``_build/locale``) holding the ``sphinx.mo``
+compiled here from the build language's ``sphinx.po``, once every catalog
+has passed :func:`catalog_problems` (layout by ``lstat``, size, the
+text's plural forms, messages and duplicates, Babel's strict parse, the
+checks below); else no folder at all. The same check reports why at
+``config-inited`` and stops the build. A ``.mo`` under locale/ is never read.
 
 The catalogs' contents are a setting of the build (``kb_locale_digest``,
 rebuild ``env``): when one changes, Sphinx reads and writes every page again,
@@ -39,10 +46,12 @@ so an incremental build ends equal to a full one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
 import re
+import stat
 import string
 from collections import Counter
 from pathlib import Path
@@ -52,7 +61,7 @@ from kb.core import data as kb_data
 from kb.core.log import getLogger
 from kb.guard.committed_build import git, in_checkout
 from kb.guard.silent_loss import BuildStopped
-from kb.guard.untrusted import shown
+from kb.guard.untrusted import at_most, shown
 
 logger = getLogger(__name__)
 
@@ -73,8 +82,12 @@ def locale_roots(app) -> list[Path]:
     return list(dict.fromkeys(Path(app.srcdir, folder) for folder in folders))
 
 
-# The largest catalog: the site's sphinx.po is 6 KiB
-MAX_CATALOG_BYTES = 1 << 20
+# The largest catalog (the site's sphinx.po is 6 KiB), and what one may hold:
+# Babel and gettext take time and memory that grow with the plural forms, the
+# messages, and the square of the times one msgid is given.
+MAX_CATALOG_BYTES = 64 << 10
+MAX_PLURALS = 6
+MAX_MESSAGES = 2000
 CATALOG_FILES = frozenset(f"{name}.{suffix}" for name in CATALOGS for suffix in ("po", "mo"))
 LANGUAGE_FOLDER = re.compile(r"[A-Za-z0-9_@-]{1,32}")
 MAX_LANGUAGES = 64
@@ -82,8 +95,9 @@ MAX_LANGUAGES = 64
 
 def layout_problems(root: Path) -> list[tuple[Path, str, str]]:
     """(path, code, why) for what a locale folder holds besides
-    ``<lang>/LC_MESSAGES/{sphinx,kb}.{po,mo}`` as regular files of at most
-    MAX_CATALOG_BYTES. Reads names and lstat only, three levels deep at most."""
+    ``<lang>/LC_MESSAGES/{sphinx,kb}.{po,mo}`` as regular files, a .po of at
+    most MAX_CATALOG_BYTES (a .mo there is never read: the build compiles
+    its own). Reads names and lstat only, three levels deep at most."""
 
     def entries(folder: Path) -> list[os.DirEntry]:
         try:
@@ -134,18 +148,92 @@ def _catalog_problems(files: list[os.DirEntry], stray: str) -> list[tuple[Path, 
             )
         elif entry.name not in CATALOG_FILES or not entry.is_file(follow_symlinks=False):
             found.append((path, "KB019", stray))
-        elif entry.stat(follow_symlinks=False).st_size > MAX_CATALOG_BYTES:
+        elif entry.name.endswith(".po") and entry.stat(follow_symlinks=False).st_size > MAX_CATALOG_BYTES:
             found.append(
-                (path, "KB019", f"is larger than {MAX_CATALOG_BYTES >> 20} MiB, more than a catalog may be")
+                (path, "KB019", f"is larger than {MAX_CATALOG_BYTES >> 10} KiB, more than a catalog may be")
             )
     return found
 
 
-def readable_locale_dirs(folders: list[str]) -> list[str]:
-    """The folders of ``folders`` that Sphinx may read as they are (conf.py's
-    ``locale_dirs``): those whose layout_problems are none. The others are
-    reported, and the build stopped, when the configuration is read."""
-    return [folder for folder in folders if not layout_problems(Path(folder))]
+def _catalogs(root: Path) -> list[Path]:
+    """The .po catalogs of a locale folder that passed layout_problems."""
+    return sorted(
+        path
+        for language in (root.iterdir() if root.is_dir() else ())
+        for path in (language / "LC_MESSAGES").glob("*.po")
+        if path.stem in CATALOGS
+    )
+
+
+def catalog_problems(folders: list[Path]) -> list[tuple[Path, int, str, str]]:
+    """(path, line, code, why) for everything in the locale folders that the
+    build would not read as it is: the layout (KB011, KB019), then each
+    catalog's text and messages (KB029, KB039)."""
+    layout = [(path, f"{code} {why}") for root in folders for path, code, why in layout_problems(root)]
+    if layout:  # 20 lines of a kind at most
+        return [(path, 1, text[:5], text[6:]) for path, text in at_most(at_most(layout, "KB019"), "KB011")]
+    found = []
+    for root in folders:
+        for po in _catalogs(root):
+            catalog = read_catalog(po)
+            if isinstance(catalog, tuple):
+                found.append((po, catalog[0], "KB029", catalog[1]))
+                continue
+            found += [(po, line, "KB039", why) for line, why in message_problems(po, catalog)]
+    return found
+
+
+def prepared_locale_dirs(folders: list[str], language: str, into: str) -> list[str]:
+    """conf.py's ``locale_dirs``: ``[into]``, holding ``<lang>/LC_MESSAGES/sphinx.mo``
+    compiled from each language's sphinx.po (the first of ``folders`` that
+    has it; ``-D language=…`` may pick another), when no catalog of
+    ``folders`` has a problem (:func:`catalog_problems`, reported when the
+    configuration is read) and the build's ``language`` has one; else ``[]``."""
+    roots = [Path(folder) for folder in folders]
+    if catalog_problems(roots):
+        return []
+    written = {}  # language -> written; the first folder that has a language's catalog gives it
+    for root in roots:
+        for po in _catalogs(root):
+            lang = po.parent.parent.name
+            if po.stem == "sphinx" and lang not in written:
+                mo = compile_bytes(read_catalog(po, lang))
+                written[lang] = write_owned(Path(into), Path(lang, "LC_MESSAGES", "sphinx.mo"), mo)
+    return [into] if written.get(language) else []
+
+
+def write_owned(root: Path, relative: Path, data: bytes) -> bool:
+    """Write ``data`` at ``root / relative``, a folder the build owns, making
+    the folders; False, writing nothing, where a folder on the way (``root``'s
+    parent included) or the file is a symlink or not what it should be (a
+    committed ``_build`` that is a link would point the write anywhere)."""
+    target = root / relative
+    for folder in [root.parent, *reversed(target.parents[: len(relative.parts)])]:
+        try:
+            info = folder.lstat()
+        except FileNotFoundError:
+            try:
+                folder.mkdir()
+            except OSError:
+                return False
+            continue
+        except OSError:
+            return False
+        if not stat.S_ISDIR(info.st_mode):  # a symlink or a file
+            return False
+    if os.path.lexists(target) and not target.is_file() or target.is_symlink():
+        return False
+    try:
+        if target.is_file() and target.read_bytes() == data:
+            return True
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, target)
+    except OSError:
+        return False
+    return True
 
 
 def _warn(code: str, path: Path, line: int, message: str, *args) -> None:
@@ -233,29 +321,28 @@ def files_problems(app) -> tuple[list[Path], bool]:
                         shown(path),
                     )
                     refused = True
-                elif not path.with_suffix(".po").is_file():
-                    _warn(
-                        "KB019",
-                        path,
-                        1,
-                        "has no %s beside it: a .mo is compiled from its .po by the build; delete it",
-                        path.with_suffix(".po").name,
-                    )
-                    refused = True
     return catalogs, refused
 
 
 def read_catalog(po: Path, language: str | None = None):
-    """The catalog of ``po``, or (line, why) when it cannot be read."""
+    """The catalog of ``po``, or (line, why) when it cannot be read: the text
+    is checked first (text_problem), and Babel's strict parse prints nothing."""
     from babel.messages.pofile import PoFileError, read_po
 
-    data = po.read_bytes()
+    with open(po, "rb") as file:
+        data = file.read(MAX_CATALOG_BYTES + 1)
+    if len(data) > MAX_CATALOG_BYTES:
+        return 1, f"is larger than {MAX_CATALOG_BYTES >> 10} KiB, more than a catalog may be"
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return data[: exc.start].count(b"\n") + 1, "is not UTF-8: save it as UTF-8"
+    problem = text_problem(text)
+    if problem:
+        return problem
     try:
-        return read_po(io.StringIO(text), locale=language, abort_invalid=True)
+        with contextlib.redirect_stdout(io.StringIO()):
+            return read_po(io.StringIO(text), locale=language, abort_invalid=True)
     except PoFileError as exc:
         return (
             exc.lineno + 1,
@@ -263,6 +350,55 @@ def read_catalog(po: Path, language: str | None = None):
         )
     except Exception as exc:  # babel's parser raises what it meets
         return 1, f"is not a valid .po file ({exc}); fix it"
+
+
+PLURALS = re.compile(r"nplurals\s*=\s*(\d+)")
+PO_STRING = re.compile(r'^(msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)?\s*"(.*)"\s*$')
+
+
+def text_problem(text: str) -> tuple[int, str] | None:
+    """(line, why) for a catalog text that would make Babel or gettext take
+    long or much memory: more than MAX_PLURALS plural forms, more than
+    MAX_MESSAGES messages, or a msgid (in its context) given twice."""
+    for match in PLURALS.finditer(text):
+        if int(match[1]) > MAX_PLURALS:
+            return (
+                text.count("\n", 0, match.start()) + 1,
+                f"declares {int(match[1]):,} plural forms; a language has at most {MAX_PLURALS}: fix Plural-Forms",
+            )
+    seen: dict[tuple[str, str], int] = {}
+    context = key = None
+    field, parts, start = None, [], 0
+
+    def finish() -> tuple[int, str] | None:
+        nonlocal context
+        if field == "msgctxt":
+            context = "".join(parts)
+        elif field == "msgid":
+            message = (context or "", "".join(parts))
+            context = None
+            if message in seen:
+                return (
+                    start,
+                    f"gives the msgid {message[1][:80]!r} twice (first at line {seen[message]}): keep one",
+                )
+            seen[message] = start
+            if len(seen) > MAX_MESSAGES:
+                return start, f"holds more than {MAX_MESSAGES:,} messages, more than a catalog may"
+        return None
+
+    for number, line in enumerate(text.splitlines(), 1):
+        match = PO_STRING.match(line.strip())
+        if match is None:
+            continue
+        if match[1] is None:  # a continuation of the field before
+            parts.append(match[2])
+            continue
+        key = finish()
+        if key:
+            return key
+        field, parts, start = match[1], [match[2]], number
+    return finish()
 
 
 def format_fields(text: str) -> Counter | None:
@@ -390,17 +526,6 @@ def compile_bytes(catalog, use_fuzzy: bool = False) -> bytes:
     return out.getvalue()
 
 
-def stale_mo(po: Path, catalog, use_fuzzy: bool) -> bool:
-    """Whether the .mo beside ``po`` says other than ``po`` does."""
-    mo = po.with_suffix(".mo")
-    if not mo.is_file():
-        return False
-    try:
-        return compiled_messages(mo.read_bytes()) != compiled_messages(compile_bytes(catalog, use_fuzzy))
-    except Exception:  # not a catalog at all
-        return True
-
-
 def digest(catalogs: list[Path]) -> str:
     sha = hashlib.sha256()
     for po in sorted(catalogs):
@@ -410,34 +535,24 @@ def digest(catalogs: list[Path]) -> str:
 
 
 def on_config_inited(app, config) -> None:
-    layout = [problem for root in locale_roots(app) for problem in layout_problems(root)]
-    for path, code, why in layout:
-        _warn(code, path, 1, "%s", why)
-    if layout:
-        raise BuildStopped
+    found = catalog_problems(locale_roots(app))
+    for path, line, code, why in found:
+        _warn(code, path, line, "%s", why)
     catalogs, refused = files_problems(app)
-    for po in catalogs:
-        catalog = read_catalog(po, None)
-        if isinstance(catalog, tuple):
-            _warn("KB029", po, catalog[0], "%s", catalog[1])
-            refused = True
-            continue
-        for line, why in message_problems(po, catalog):
-            _warn("KB039", po, line, "%s", why)
-            refused = True
-        # Sphinx read sphinx.mo before the extensions were set up (kb.mo is
-        # compiled by kb.core.i18n): it must say what sphinx.po says
-        if po.stem == "sphinx" and stale_mo(po, catalog, config.gettext_allow_fuzzy_translations):
-            _warn(
-                "KB019",
-                po.with_suffix(".mo"),
-                1,
-                "is not what %s compiles to (committed, or left from "
-                "another checkout): delete it; the build compiles it from the .po",
-                po.name,
-            )
-            refused = True
-    if refused:
+    prepared = Path(app.confdir, config.kb_locale_build_dir)
+    wanted = any(p.name == "sphinx.po" and p.parent.parent.name == config.language for p in catalogs)
+    if not found and wanted and [str(prepared)] != [str(Path(app.confdir, d)) for d in config.locale_dirs]:
+        # catalog_problems found nothing, so conf.py could not write the catalog
+        _warn(
+            "KB019",
+            prepared,
+            1,
+            "the build compiles the interface catalog into this folder and could not (a symlink or a file "
+            "on the way?): delete %s and build again",
+            shown(prepared),
+        )
+        refused = True
+    if found or refused:
         raise BuildStopped
     config.kb_locale_digest = digest(catalogs)
 
@@ -470,8 +585,9 @@ def setup(app) -> dict[str, Any]:
     # the catalogs' contents: a changed translation reads and writes every page again
     app.add_config_value("kb_locale_digest", "", "env", types=[str])
     # the locale folders to check (conf.py; Sphinx's locale_dirs holds those
-    # that passed the check, readable_locale_dirs)
+    # the build's folder of catalogs compiled from them, prepared_locale_dirs)
     app.add_config_value("kb_locale_dirs", [], "env", types=[list])
+    app.add_config_value("kb_locale_build_dir", "_build/locale", "env", types=[str])
     app.connect("config-inited", on_config_inited, priority=100)
     app.connect("env-before-read-docs", on_env_before_read_docs)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
