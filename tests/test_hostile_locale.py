@@ -361,5 +361,5 @@ def test_a_catalog_cannot_print_lines_of_its_own_into_the_log(repo, addition):
 def test_many_stray_files_are_listed_twenty_then_counted(repo):
     for i in range(30):
         write(repo, f"{LC}/x{i:02d}.txt", "x\n")
-    out = refused(repo, "WARNING: KB019 and 10 more files or folders like those above")
+    out = refused(repo, f"{LC}/x20.txt:1: WARNING: KB019", "and 10 more files or folders like those above")
     assert out.count("KB019") == 21, out[-3000:]

@@ -538,10 +538,12 @@ def on_config_inited(app, config) -> None:
     found = catalog_problems(locale_roots(app))
     for path, line, code, why in found:
         _warn(code, path, line, "%s", why)
+    if found:
+        raise BuildStopped
     catalogs, refused = files_problems(app)
     prepared = Path(app.confdir, config.kb_locale_build_dir)
     wanted = any(p.name == "sphinx.po" and p.parent.parent.name == config.language for p in catalogs)
-    if not found and wanted and [str(prepared)] != [str(Path(app.confdir, d)) for d in config.locale_dirs]:
+    if wanted and [str(prepared)] != [str(Path(app.confdir, d)) for d in config.locale_dirs]:
         # catalog_problems found nothing, so conf.py could not write the catalog
         _warn(
             "KB019",
@@ -552,7 +554,7 @@ def on_config_inited(app, config) -> None:
             shown(prepared),
         )
         refused = True
-    if found or refused:
+    if refused:
         raise BuildStopped
     config.kb_locale_digest = digest(catalogs)
 
