@@ -596,3 +596,22 @@ def test_a_template_slow_on_every_page_is_stopped_by_the_build_wide_limit(root):
         root, "KB064 the templates used more than kb_template_build_seconds (1 s) of CPU in all"
     )
     assert out.count("were not rendered") == 1, out[-3000:]
+
+
+@IN_PROCESS
+def test_a_page_of_megabytes_of_markup_is_refused(root):
+    """14.7 MB of '<a></a>' a page took the HTML checks 13 s a page (376 s for
+    this project), and was published."""
+    include(root, '{% set s = "<a></a>" * 140000 %}{% for i in range(5) %}{{ s|safe }}{% endfor %}')
+    out = assert_fails_at(root, "MiB, more than a page may be")
+    assert "KB064 the template page.html failed on" in out, out[-3000:]
+
+
+@IN_PROCESS
+def test_the_pages_together_may_make_only_so_much_html(root, monkeypatch):
+    from kb.guard import templates
+
+    monkeypatch.setattr(templates, "MAX_SITE_CHARS", 1 << 20)
+    include(root, '{% set s = "<a></a>" * 30000 %}{{ s|safe }}')
+    out = assert_fails_at(root, "KB064 the templates made more than 1 MiB of HTML in all")
+    assert out.count("were not rendered") == 1, out[-3000:]

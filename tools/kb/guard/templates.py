@@ -29,7 +29,8 @@ sandbox bounds one ``range`` (100,000 items) but not loops inside loops,
 nor ``"x" * 10**10`` or ``"x"|center(10**10)``. So a page's templates get
 ``kb_template_seconds`` of CPU (default 20; a page takes milliseconds) and
 1 GiB of memory beyond what the build holds (``render_budget``); past
-either, or for a page over 16 MiB, the page is KB064 at the template's line.
+either, or for a page over 4 MiB, the page is KB064 at the template's line;
+past 256 MiB of HTML in all, the pages left are not rendered.
 The pages together get ``kb_template_build_seconds`` (default 60; a
 thousand pages of the site take half a second): past it, the pages left
 are not rendered (KB064), so a template slow on every page cannot keep the
@@ -108,8 +109,9 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         # Counted across the build: Sphinx writes pages in forked processes
         # (-j), each a copy of this one; shared memory made before they fork
         # is the one count all of them see. [failed pages, pages not
-        # rendered, warning() calls, CPU milliseconds spent rendering]
-        self.counts = multiprocessing.get_context("fork").Array("q", 4)
+        # rendered, warning() calls, CPU milliseconds spent rendering,
+        # characters of HTML made]
+        self.counts = multiprocessing.get_context("fork").Array("q", 5)
         super().init(builder, theme, dirs)
         # before any template is compiled: the compiler reads it
         self.environment.intercepted_binops = frozenset({"*", "**"})
@@ -157,19 +159,25 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         config = self.builder.config
         in_all = config.kb_template_build_seconds or float("inf")
         with self.counts.get_lock():
-            failed, spent = self.counts[0], self.counts[3] / 1000
-            stop = failed >= MAX_FAILED_PAGES or spent >= in_all
+            failed, spent, made = self.counts[0], self.counts[3] / 1000, self.counts[4]
+            stop = failed >= MAX_FAILED_PAGES or spent >= in_all or made >= MAX_SITE_CHARS
             if stop:
                 self.counts[1] += 1
                 first_skipped = self.counts[1] == 1
         if stop:
             if first_skipped:
-                why = (
-                    f"failed on {failed} pages"
-                    if failed >= MAX_FAILED_PAGES
-                    else f"used more than kb_template_build_seconds ({in_all:g} s) of CPU in all "
-                    "(the site's take well under a second)"
-                )
+                if failed >= MAX_FAILED_PAGES:
+                    why = f"failed on {failed} pages"
+                elif made >= MAX_SITE_CHARS:
+                    why = (
+                        f"made more than {MAX_SITE_CHARS >> 20} MiB of HTML in all (the site's 1,000-article "
+                        "benchmark makes about 90)"
+                    )
+                else:
+                    why = (
+                        f"used more than kb_template_build_seconds ({in_all:g} s) of CPU in all "
+                        "(the site's take well under a second)"
+                    )
                 logger.warning(
                     "KB064 the templates %s; the pages after them (%s, and any later) were not "
                     "rendered: fix the templates",
@@ -202,6 +210,8 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         finally:
             with self.counts.get_lock():
                 self.counts[3] += round((time.process_time() - started) * 1000)
+        with self.counts.get_lock():
+            self.counts[4] += len(html)
         if len(html) > MAX_PAGE_CHARS:
             self._failed()
             self._report(template, f"the page is {len(html) >> 20} MiB, more than a page may be", None, page)
@@ -279,7 +289,11 @@ class TemplateTimeout(BaseException):
 # What a page's templates may take beyond what the process held when they
 # started, and how long the page they make may be.
 RENDER_MEMORY = 1 << 30
-MAX_PAGE_CHARS = 16 << 20
+# The largest page of the site is 160 KB (the 1,000-article benchmark's
+# listing pages are under 1 MB), and the HTML checks read a MiB of dense
+# markup in about a second: a page may be 4 MiB, all pages 256 MiB.
+MAX_PAGE_CHARS = 4 << 20
+MAX_SITE_CHARS = 256 << 20
 
 
 class render_budget:
