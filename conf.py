@@ -74,6 +74,9 @@ root_doc = "index"
 exclude_patterns = ["_build", "**/.import-*", "**/README.md"]
 # Every reference must resolve (the Makefile also passes -n).
 nitpicky = True
+# A picture is the file the page names: Sphinx would publish a.zh_CN.svg
+# beside a.svg in its place, a swap no reviewer of the page sees.
+figure_language_filename = "{root}{ext}"
 
 # -- MyST ----------------------------------------------------------------------
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
-from test_data_errors import ROOT, assert_fails_at, tiny_project
+from test_data_errors import ROOT, assert_fails_at, build, tiny_project
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300, method="thread")]
 
@@ -124,3 +125,29 @@ def test_what_sphinx_and_myst_quote_from_a_page_cannot_forge_a_line_of_the_log(r
     assert not any(line.startswith("conf.py:2: WARNING: KB000") for line in lines), out[-3000:]
     assert not any(line.lstrip().startswith("::") for line in lines), out[-3000:]
     assert "\x1b[2J" not in out
+
+
+@pytest.mark.parametrize("name", ["##[error]forged\nx.md", "tab\tx.md"])
+def test_make_takes_a_page_whose_name_it_cannot_take_as_a_prerequisite_to_sphinx(tmp_path, name):
+    """make html lists the site's files as prerequisites: a newline or a
+    tab in a name ended it with "No rule to make target", before Sphinx
+    could name the file (KB018)."""
+    shutil.copy2(ROOT / "Makefile", tmp_path)
+    for needed in ["requirements.txt", "package.json", "package-lock.json", "conf.py"]:
+        (tmp_path / needed).write_text("", encoding="utf-8")
+    (tmp_path / "docs/training").mkdir(parents=True)
+    (tmp_path / "docs/training" / name).write_text("# x\n", encoding="utf-8")
+    proc = subprocess.run(["make", "-n", "html"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "No rule" not in proc.stderr and "sphinx-build -b html" in proc.stdout, proc.stderr
+
+
+def test_the_picture_published_is_the_file_the_page_names(root):
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><title>{}</title></svg>\n'
+    (root / "docs/training/pic.svg").write_text(svg.format("named"), encoding="utf-8")
+    (root / "docs/training/pic.zh_CN.svg").write_text(svg.format("swapped"), encoding="utf-8")
+    with (root / "docs/training/x.md").open("a", encoding="utf-8") as page:
+        page.write("\n![示意图](pic.svg)\n")
+    code, out = build(root)
+    assert code == 0, out[-3000:]
+    published = "".join(p.read_text(encoding="utf-8") for p in (root / "_build/html/_images").glob("*.svg"))
+    assert "named" in published and "swapped" not in published

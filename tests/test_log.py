@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+import subprocess
 
 import kb
 import pytest
@@ -92,3 +93,29 @@ def test_sphinx_s_own_status_lines_keep_their_colours_and_progress_returns():
     assert log.PLAIN_WARNINGS.filter(record) and record.getMessage() == "\x1b[01mreading\x1b[39;49;00m\r"
     warning = logging.LogRecord("sphinx.builders", logging.WARNING, __file__, 1, "a\x1bb", (), None)
     assert log.PLAIN_WARNINGS.filter(warning) and warning.getMessage() == "a\\x1bb"
+
+
+def test_a_location_cannot_hold_a_workflow_command():
+    record = _record("KB093 x", location="docs/training/##[error]forged annotation.md:1")
+    assert "##[" not in record.location and record.location.startswith("docs/training/")
+
+
+def test_scripts_print_their_reports_plain(tmp_path, capsys, monkeypatch):
+    """make's first step and make lint print, not log: the same rule applies."""
+    import lint_copy
+    from kb.guard import committed_build
+
+    page = tmp_path / "x.md"
+    page.write_text("中文abc ##[error]forged annotation\n", encoding="utf-8")
+    assert lint_copy.main([str(page)]) == 1
+    out = capsys.readouterr().out
+    assert "KB030" in out and "##[" not in out
+    built = tmp_path / "_build"
+    built.mkdir()
+    (built / "##[error]forged").write_text("x", encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-f", "_build"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(tmp_path)
+    assert committed_build.main([str(built)]) == 2
+    err = capsys.readouterr().err
+    assert "KB059" in err and "forged" in err and "##[" not in err, err

@@ -14,6 +14,10 @@ import sys
 from pathlib import Path
 
 import autocorrect_py
+from kb.core.log import plain
+
+# Lines printed at most (a page's text is quoted: escaped, workflow commands broken up)
+MAX_SHOWN = 200
 
 
 def lint(path: Path) -> list[str]:
@@ -36,8 +40,10 @@ def main(argv: list[str] | None = None) -> int:
             text = path.read_text(encoding="utf-8")
             path.write_text(autocorrect_py.format_for(text, "markdown"), encoding="utf-8")
         problems += lint(path)
-    for line in problems:
-        print(line)
+    for line in problems[:MAX_SHOWN]:
+        print(plain(line))
+    if len(problems) > MAX_SHOWN:
+        print(f"… and {len(problems) - MAX_SHOWN:,} more")
     print(f"{len(files)} files, {len(problems)} copywriting problems")
     return 1 if problems else 0
 

@@ -57,6 +57,13 @@ def escaped(text: str) -> str:
     return UNPRINTABLE.sub(_escape, text)
 
 
+def plain(text: str) -> str:
+    """``text`` escaped, with what GitHub Actions would run as a workflow
+    command broken up: a line of a log that is not written through logging
+    (a script's report), or a location."""
+    return WORKFLOW_COMMAND.sub(_defuse, escaped(text))
+
+
 def clipped(text: str, most: int = 200) -> str:
     """``text`` escaped, cut to ``most`` characters with a note of its length."""
     shown = escaped(text[:most])
@@ -79,9 +86,9 @@ class PlainRecords(std_logging.Filter):
     def filter(self, record: std_logging.LogRecord) -> bool:
         location = getattr(record, "location", None)
         if isinstance(location, str):
-            record.location = escaped(location)
+            record.location = plain(location)
         elif isinstance(location, tuple) and location and isinstance(location[0], str):
-            record.location = (escaped(location[0]), *location[1:])
+            record.location = (plain(location[0]), *location[1:])
         if getattr(record, "kb_plain", False):  # a record passes several handlers
             return True
         # the message alone (Sphinx's records put their location before it)

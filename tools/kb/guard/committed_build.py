@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kb.core.log import getLogger
+from kb.core.log import getLogger, plain
 from kb.guard.silent_loss import BuildStopped
 from kb.guard.untrusted import shown
 
@@ -130,9 +130,15 @@ def main(argv: list[str]) -> int:
     """``python -P -m kb.guard.committed_build FOLDER…``: the same check, for
     make, run from the checkout."""
     found = problems([Path(f) for f in argv], Path.cwd())
-    for location, message in found:
-        print(f"{location}: {message}", file=sys.stderr)
+    for location, message in found[:MAX_SHOWN]:
+        print(plain(f"{location}: {message}"), file=sys.stderr)
+    if len(found) > MAX_SHOWN:
+        print(f"… and {len(found) - MAX_SHOWN:,} more files like those above", file=sys.stderr)
     return 2 if found else 0
+
+
+# Lines main() prints at most: a pull request may commit any number of files.
+MAX_SHOWN = 20
 
 
 def setup(app) -> dict[str, Any]:
