@@ -54,12 +54,13 @@ browser: ## make sure Debian's chromium and a Chinese font are there for the bro
 
 # What the site is built from. Folders count too: removing or renaming a file
 # changes its folder's time, and that is a change to build. (make -B html
-# builds whatever the times say.) A name with a space, a colon or a control
-# character (a newline) is left to its folder: make cannot take it as a
-# prerequisite, and the build names it (KB093, KB018).
-SITE_INPUTS := $(shell find conf.py $(SOURCEDIR) data tools/kb _templates _static locale \
-  pagefind.yml package-lock.json \( -name __pycache__ -o -name '.*' -o -name '* *' -o -name '*:*' \
-  -o -name '*[[:cntrl:]]*' \) -prune -o -print 2>/dev/null)
+# builds whatever the times say.) A name with any character but ASCII letters,
+# digits, '.', '_' and '-' is left to its folder: make reads some of them as its
+# own syntax (';' starts a recipe of the contributor's, ':' a rule, a newline
+# or space ends the name), and the build names it (KB093, KB018).
+SITE_INPUTS := $(shell LC_ALL=C find conf.py $(SOURCEDIR) data tools/kb _templates _static locale \
+  pagefind.yml package-lock.json \( -name __pycache__ -o -name '.*' -o -name '*[!A-Za-z0-9._-]*' \) \
+  -prune -o -print 2>/dev/null)
 # The build's own files (doctrees, the stamp) stay out of the published folder.
 DOCTREES    := $(BUILDDIR)/doctrees
 SITE_STAMP  := $(DOCTREES)/html.built

@@ -127,8 +127,8 @@ def test_what_sphinx_and_myst_quote_from_a_page_cannot_forge_a_line_of_the_log(r
     assert "\x1b[2J" not in out
 
 
-@pytest.mark.parametrize("name", ["##[error]forged\nx.md", "tab\tx.md"])
-def test_make_takes_a_page_whose_name_it_cannot_take_as_a_prerequisite_to_sphinx(tmp_path, name):
+@pytest.mark.parametrize("name", ["##[error]forged\nx.md", "tab\tx.md", "x\\", "a;pwned"])
+def test_make_takes_a_file_whose_name_it_cannot_take_as_a_prerequisite_to_sphinx(tmp_path, name):
     """make html lists the site's files as prerequisites: a newline or a
     tab in a name ended it with "No rule to make target", before Sphinx
     could name the file (KB018)."""
@@ -139,6 +139,8 @@ def test_make_takes_a_page_whose_name_it_cannot_take_as_a_prerequisite_to_sphinx
     (tmp_path / "docs/training" / name).write_text("# x\n", encoding="utf-8")
     proc = subprocess.run(["make", "-n", "html"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert "No rule" not in proc.stderr and "sphinx-build -b html" in proc.stdout, proc.stderr
+    # ';' in a prerequisite list started a recipe of its own: "pwned docs/… | committed-build"
+    assert not any(line.startswith("pwned") for line in proc.stdout.splitlines()), proc.stdout
 
 
 def test_the_picture_published_is_the_file_the_page_names(root):
