@@ -327,7 +327,7 @@ def test_a_catalog_with_a_billion_plural_forms_is_refused_before_babel_reads_it(
     po = _with_header(repo, '"Plural-Forms: nplurals=1000000000; plural=0;\\n"')
     with po.open("a", encoding="utf-8") as out:
         out.write('\nmsgid "a"\nmsgid_plural "b"\nmsgstr[0] "x"\n')
-    refused(repo, f"{LC}/sphinx.po:", "KB029", "declares 1,000,000,000 plural forms")
+    refused(repo, f"{LC}/sphinx.po:", "KB029", "declares nplurals as '=1000000000")
 
 
 def test_a_msgid_given_thousands_of_times_is_refused_at_its_second_line(repo):
@@ -363,3 +363,86 @@ def test_many_stray_files_are_listed_twenty_then_counted(repo):
         write(repo, f"{LC}/x{i:02d}.txt", "x\n")
     out = refused(repo, f"{LC}/x20.txt:1: WARNING: KB019", "and 10 more files or folders like those above")
     assert out.count("KB019") == 21, out[-3000:]
+
+
+@pytest.mark.parametrize(
+    "plurals",
+    ["nplurals=+1000000000", "nplurals=1_000_000_000", 'nplurals=\\"1000000000\\"', "nplurals=" + "9" * 5000],
+    ids=["plus", "underscores", "quoted", "5000-digits"],
+)
+def test_plural_forms_written_any_way_babel_reads_are_checked(repo, plurals):
+    po = _with_header(repo, f'"Plural-Forms: {plurals}; plural=0;\\n"')
+    with po.open("a", encoding="utf-8") as out:
+        out.write('\nmsgid "a"\nmsgid_plural "b"\nmsgstr[0] "x"\n')
+    code, out = build(repo, timeout=60)
+    assert code != 0 and "Traceback" not in out and "KB029" in out, out[-3000:]
+
+
+def test_plural_forms_split_across_strings_are_checked(repo):
+    po = _with_header(repo, '"Plural-Forms: nplural"\n"s=1000000000; plural=0;\\n"')
+    with po.open("a", encoding="utf-8") as out:
+        out.write('\nmsgid "a"\nmsgid_plural "b"\nmsgstr[0] "x"\n')
+    code, out = build(repo, timeout=60)
+    assert code != 0 and "KB029" in out, out[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("header", "refuse"),
+    [('"Plural-Forms: nplurals=2; plural=(n!=;\\n"', True), ('"X-Note: x\\n"', False)],
+    ids=["plural-expression", "harmless-header"],
+)
+def test_a_catalog_gettext_would_drop_is_refused_not_dropped_without_a_word(repo, header, refuse):
+    """gettext refused the plural expression, and Sphinx went on without the
+    catalog: furo's English on every page, exit 0."""
+    _with_header(repo, header)
+    code, out = build(repo, timeout=TIMEOUT)
+    if refuse:
+        assert code != 0 and f"{LC}/sphinx.po:1: WARNING: KB029" in out, out[-3000:]
+    else:
+        assert code == 0 and "编辑此页" in _published(repo), out[-3000:]
+
+
+@pytest.mark.parametrize("charset", ["ascii", "rot13", "x\\n ::error file=conf.py,line=1::forged"])
+def test_a_catalog_in_another_charset_is_refused_not_a_traceback(repo, charset):
+    po = repo / LC / "sphinx.po"
+    text = po.read_text(encoding="utf-8")
+    po.write_text(text.replace("charset=UTF-8", f"charset={charset}", 1), encoding="utf-8")
+    out = refused(repo, f"{LC}/sphinx.po:1: WARNING: KB029", "declares the charset")
+    assert not any(line.lstrip().startswith("::") for line in out.splitlines()), out[-3000:]
+
+
+def test_what_lies_in_the_build_s_catalog_folder_is_never_read(repo, tmp_path):
+    """Read the Docs builds into another folder, so a committed _build/ is not
+    refused there: a sphinx.po linked to the environment in _build/locale was
+    compiled by Sphinx before any check, and printed into the log."""
+    outside = tmp_path / "environ"
+    outside.write_text(f"TOKEN={SECRET}\n", encoding="utf-8")
+    planted = repo / "_build/locale/zh_CN/LC_MESSAGES"
+    planted.mkdir(parents=True)
+    (planted / "sphinx.po").symlink_to(outside)
+    (planted / "other.mo").write_bytes(b"x")
+    code, out = build(repo, timeout=TIMEOUT)
+    assert code == 0 and SECRET not in out, out[-3000:]
+    assert sorted(p.name for p in planted.iterdir()) == ["sphinx.mo"]
+
+
+def test_another_language_given_on_the_command_line_gets_its_catalog(repo):
+    shutil.move(repo / "locale/zh_CN", repo / "locale/en")  # conf.py's language has none
+    po = repo / "locale/en/LC_MESSAGES/sphinx.po"
+    po.write_text(po.read_text(encoding="utf-8").replace("Language: zh_CN", "Language: en"), encoding="utf-8")
+    code, out = build(repo, timeout=TIMEOUT, options=("-D", "language=en"))
+    assert code == 0 and "KB019" not in out, out[-3000:]
+
+
+def test_the_same_catalog_compiles_to_the_same_bytes():
+    from kb.guard.locale import compile_bytes, read_catalog
+
+    """Babel states the time of the compile in a header that has none: the
+    build's catalogs were written again every minute, and a build running
+    beside another saw its temporary file."""
+    import datetime
+
+    po = ROOT / LC / "sphinx.po"
+    first, second = read_catalog(po, "zh_CN"), read_catalog(po, "zh_CN")
+    first.creation_date = first.revision_date = datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
+    assert compile_bytes(first) == compile_bytes(second)

@@ -222,7 +222,12 @@ def test_an_english_edition_is_a_translation_of_kb_po(build_root, tmp_path):
         locale / "en" / "LC_MESSAGES" / "kb.po",
         {"全部 {count} 篇……": "All {count} articles…", "显示更多结果": "More results"},
     )
-    app = build_root("ext-nav", confoverrides={"language": "en", "locale_dirs": [str(locale)]})
+    # as conf.py does: the catalogs, checked, compiled into a folder of the build's own
+    from kb.guard.locale import prepared_locale_dirs
+
+    prepared = prepared_locale_dirs([str(locale)], "en", str(tmp_path / "_build" / "locale"))
+    assert prepared == [str(tmp_path / "_build" / "locale")]
+    app = build_root("ext-nav", confoverrides={"language": "en", "locale_dirs": prepared})
     html = (Path(app.outdir) / "guide" / "p08.html").read_text(encoding="utf-8")
     assert "All 15 articles…" in html
     assert "全部 15 篇" not in html

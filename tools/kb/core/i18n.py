@@ -13,10 +13,9 @@ into the build's own folder (``kb_locale_build_dir``, kb.guard.locale):
   kb.guard.locale compiles it when conf.py runs, before Sphinx reads its
   own translations. For zh_CN it translates furo, which ships no Chinese.
 - ``<lang>/LC_MESSAGES/kb.po``: the strings of this package, registered with
-  ``app.add_message_catalog`` when the builder starts. That reads a compiled
-  ``kb.mo``, which this extension compiles first (with Babel, as Sphinx
-  does) into the build's folder, from the ``.po`` on every build whatever
-  the files' times. zh_CN needs none: its strings are the source.
+  ``app.add_message_catalog`` when the builder starts, from the ``kb.mo``
+  compiled with the other catalogs. zh_CN needs none: its strings are the
+  source.
 
 ``kb.guard.locale`` checks both catalogs before the build uses them (nothing
 else may be in the locale folders; placeholders as in the msgids; UTF-8),
@@ -37,8 +36,6 @@ from typing import Any
 
 from sphinx.locale import get_translation
 
-from kb.guard.silent_loss import BuildStopped
-
 CATALOG = "kb"
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -55,29 +52,6 @@ def _(message: str) -> str:
 def N_(message: str) -> str:  # noqa: N802 (the gettext convention)
     """Mark a string for the catalog without translating it (yet)."""
     return message
-
-
-def catalog_files(app) -> list[Path]:
-    """The kb.po files of the build's language in the project's locale
-    folders (``kb_locale_dirs``; Sphinx's ``locale_dirs`` is the build's
-    folder of compiled catalogs, kb.guard.locale)."""
-    language = app.config.language
-    found = []
-    for folder in getattr(app.config, "kb_locale_dirs", None) or app.config.locale_dirs:
-        po = Path(app.srcdir, folder, language, "LC_MESSAGES", f"{CATALOG}.po")
-        if po.is_file():
-            found.append(po)
-    return found
-
-
-def compile_catalog(po: Path, language: str, into: Path) -> Path | None:
-    """``po`` compiled to ``into/<language>/LC_MESSAGES/kb.mo`` (the build's
-    folder), on every build; None if that folder cannot be written.
-    kb.guard.locale has checked ``po`` first (layout, size, text, messages)."""
-    from kb.guard.locale import compile_bytes, read_catalog, write_owned
-
-    relative = Path(language, "LC_MESSAGES", f"{CATALOG}.mo")
-    return into if write_owned(into, relative, compile_bytes(read_catalog(po, language))) else None
 
 
 def extract(package: Path = PACKAGE):
@@ -111,17 +85,13 @@ def template_strings(app):
 
 
 def on_builder_inited(app) -> None:
-    into = Path(app.confdir, getattr(app.config, "kb_locale_build_dir", "_build/locale"))
-    for po in catalog_files(app):
-        folder = compile_catalog(po, app.config.language, into)
-        if folder is None:
-            from kb.guard.locale import _warn
-
-            _warn(
-                "KB019", into, 1, "the build compiles %s into this folder and could not: delete it", po.name
-            )
-            raise BuildStopped
-        app.add_message_catalog(CATALOG, str(folder))
+    """Register kb.mo of the build's language: conf.py compiled every catalog
+    into the build's own folder (``locale_dirs``, kb.guard.locale), once
+    they had passed the checks."""
+    language = app.config.language
+    for folder in app.config.locale_dirs:
+        if Path(app.srcdir, folder, language, "LC_MESSAGES", f"{CATALOG}.mo").is_file():
+            app.add_message_catalog(CATALOG, str(Path(app.srcdir, folder)))
 
 
 def on_build_finished(app, exception) -> None:

@@ -46,11 +46,15 @@ so an incremental build ends equal to a full one.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import datetime
+import gettext
 import hashlib
 import io
 import os
 import re
+import shutil
 import stat
 import string
 from collections import Counter
@@ -58,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.core import data as kb_data
-from kb.core.log import getLogger
+from kb.core.log import clipped, getLogger
 from kb.guard.committed_build import git, in_checkout
 from kb.guard.silent_loss import BuildStopped
 from kb.guard.untrusted import at_most, shown
@@ -179,61 +183,104 @@ def catalog_problems(folders: list[Path]) -> list[tuple[Path, int, str, str]]:
             if isinstance(catalog, tuple):
                 found.append((po, catalog[0], "KB029", catalog[1]))
                 continue
-            found += [(po, line, "KB039", why) for line, why in message_problems(po, catalog)]
+            problems = message_problems(po, catalog)
+            found += [(po, line, "KB039", why) for line, why in problems]
+            if not problems and (why := _unloadable(catalog)):
+                found.append((po, 1, "KB029", why))
     return found
 
 
+def _unloadable(catalog) -> str | None:
+    """Why gettext would not load the catalog compiled (Sphinx drops such a
+    catalog without a word: the pages would show the theme's English)."""
+    try:
+        gettext.GNUTranslations(io.BytesIO(compile_bytes(catalog)))
+    except Exception as exc:  # gettext's and Babel's errors: a header they read otherwise
+        return (
+            f"cannot be compiled to a catalog gettext reads ({type(exc).__name__}: {clipped(str(exc))}); "
+            "fix its header (Content-Type: text/plain; charset=UTF-8, Plural-Forms)"
+        )
+    return None
+
+
 def prepared_locale_dirs(folders: list[str], language: str, into: str) -> list[str]:
-    """conf.py's ``locale_dirs``: ``[into]``, holding ``<lang>/LC_MESSAGES/sphinx.mo``
-    compiled from each language's sphinx.po (the first of ``folders`` that
-    has it; ``-D language=…`` may pick another), when no catalog of
-    ``folders`` has a problem (:func:`catalog_problems`, reported when the
-    configuration is read) and the build's ``language`` has one; else ``[]``."""
+    """conf.py's ``locale_dirs``: ``[into]``, holding ``<lang>/LC_MESSAGES/<catalog>.mo``
+    compiled from each catalog of ``folders`` (the first folder that has a
+    language's catalog gives it; ``-D language=…`` may pick another
+    language), and nothing else, when no catalog has a problem
+    (:func:`catalog_problems`, reported when the configuration is read);
+    else ``[]``. ``language`` is conf.py's; any language present will do."""
     roots = [Path(folder) for folder in folders]
     if catalog_problems(roots):
         return []
-    written = {}  # language -> written; the first folder that has a language's catalog gives it
+    expected: dict[Path, bytes] = {}
     for root in roots:
         for po in _catalogs(root):
-            lang = po.parent.parent.name
-            if po.stem == "sphinx" and lang not in written:
-                mo = compile_bytes(read_catalog(po, lang))
-                written[lang] = write_owned(Path(into), Path(lang, "LC_MESSAGES", "sphinx.mo"), mo)
-    return [into] if written.get(language) else []
+            relative = Path(po.parent.parent.name, "LC_MESSAGES", f"{po.stem}.mo")
+            if relative not in expected:
+                expected[relative] = compile_bytes(read_catalog(po, po.parent.parent.name))
+    return [into] if expected and own_folder(Path(into), expected) else []
 
 
-def write_owned(root: Path, relative: Path, data: bytes) -> bool:
-    """Write ``data`` at ``root / relative``, a folder the build owns, making
-    the folders; False, writing nothing, where a folder on the way (``root``'s
-    parent included) or the file is a symlink or not what it should be (a
-    committed ``_build`` that is a link would point the write anywhere)."""
-    target = root / relative
-    for folder in [root.parent, *reversed(target.parents[: len(relative.parts)])]:
+def own_folder(root: Path, files: dict[Path, bytes]) -> bool:
+    """Make ``root`` hold exactly ``files`` (relative path -> bytes): what is
+    there besides them (committed under _build, left from another language)
+    is removed, without following links; each file is written through a
+    temporary file beside ``root``, not in it (a build running at the same
+    time sees only whole files). False, changing nothing, if ``root``'s
+    parent is not a plain folder (a committed ``_build`` that is a link)."""
+    try:
+        if not stat.S_ISDIR(root.parent.lstat().st_mode):
+            return False
+    except FileNotFoundError:
         try:
-            info = folder.lstat()
-        except FileNotFoundError:
-            try:
-                folder.mkdir()
-            except OSError:
-                return False
-            continue
+            root.parent.mkdir(parents=True, exist_ok=True)
         except OSError:
             return False
-        if not stat.S_ISDIR(info.st_mode):  # a symlink or a file
-            return False
-    if os.path.lexists(target) and not target.is_file() or target.is_symlink():
+    except OSError:
         return False
+    keep = {root / f for f in files} | {root / p for f in files for p in list(f.parents)[:-1]}
     try:
-        if target.is_file() and target.read_bytes() == data:
-            return True
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temporary, target)
+        _prune(root, keep)
+        for relative, data in files.items():
+            target = root / relative
+            for folder in reversed(target.parents[: len(relative.parts) - 1]):
+                folder.mkdir(exist_ok=True)
+                if not stat.S_ISDIR(folder.lstat().st_mode):
+                    return False
+            if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
+                continue
+            temporary = root.parent / f".{root.name}-{os.getpid()}-{target.name}.tmp"
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(temporary, target)
     except OSError:
         return False
     return True
+
+
+def _prune(root: Path, keep: set[Path]) -> None:
+    """Remove what is at or under ``root`` and not in ``keep`` (links are
+    removed, never followed)."""
+    if root != root.parent and not os.path.lexists(root):
+        root.mkdir()
+        return
+    if root.is_symlink() or not root.is_dir():
+        root.unlink()
+        root.mkdir()
+        return
+    for entry in list(os.scandir(root)):
+        path = Path(entry.path)
+        if path not in keep:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        elif entry.is_dir(follow_symlinks=False):
+            _prune(path, keep)
+        elif entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+            path.unlink()
 
 
 def _warn(code: str, path: Path, line: int, message: str, *args) -> None:
@@ -342,17 +389,31 @@ def read_catalog(po: Path, language: str | None = None):
         return problem
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            return read_po(io.StringIO(text), locale=language, abort_invalid=True)
+            catalog = read_po(io.StringIO(text), locale=language, abort_invalid=True)
     except PoFileError as exc:
         return (
             exc.lineno + 1,
             f"is not a valid .po file ({exc.args[0].rsplit(' on ', 1)[0]}: {exc.line.strip()!r}); fix the line",
         )
     except Exception as exc:  # babel's parser raises what it meets
-        return 1, f"is not a valid .po file ({exc}); fix it"
+        return 1, f"is not a valid .po file ({type(exc).__name__}: {clipped(str(exc))}); fix it"
+    try:
+        utf8 = codecs.lookup(catalog.charset or "").name == "utf-8"
+    except LookupError:
+        utf8 = False
+    if not utf8:
+        return (
+            1,
+            f"declares the charset {clipped(str(catalog.charset))!r}: write Content-Type: text/plain; charset=UTF-8",
+        )
+    return catalog
 
 
-PLURALS = re.compile(r"nplurals\s*=\s*(\d+)")
+# "nplurals" as Babel and gettext read it from the header: a number of one
+# or two digits, quoted or not; anything else (+1000000000, 1_000_000_000, a
+# number of 5,000 digits) is refused before Babel reads it.
+PLURALS = re.compile(r"nplurals", re.IGNORECASE)
+PLURALS_VALUE = re.compile(r'\s*=\s*"?\s*(\d{1,2})\s*"?\s*(?:;|$)')
 PO_STRING = re.compile(r'^(msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)?\s*"(.*)"\s*$')
 
 
@@ -360,23 +421,19 @@ def text_problem(text: str) -> tuple[int, str] | None:
     """(line, why) for a catalog text that would make Babel or gettext take
     long or much memory: more than MAX_PLURALS plural forms, more than
     MAX_MESSAGES messages, or a msgid (in its context) given twice."""
-    for match in PLURALS.finditer(text):
-        if int(match[1]) > MAX_PLURALS:
-            return (
-                text.count("\n", 0, match.start()) + 1,
-                f"declares {int(match[1]):,} plural forms; a language has at most {MAX_PLURALS}: fix Plural-Forms",
-            )
     seen: dict[tuple[str, str], int] = {}
     context = key = None
-    field, parts, start = None, [], 0
+    field, parts, start, last_id = None, [], 0, None
 
     def finish() -> tuple[int, str] | None:
-        nonlocal context
+        nonlocal context, last_id
+        if field and field.startswith("msgstr") and last_id == "":
+            return _header_problem("".join(parts), start)
         if field == "msgctxt":
             context = "".join(parts)
         elif field == "msgid":
             message = (context or "", "".join(parts))
-            context = None
+            context, last_id = None, message[1]
             if message in seen:
                 return (
                     start,
@@ -387,7 +444,7 @@ def text_problem(text: str) -> tuple[int, str] | None:
                 return start, f"holds more than {MAX_MESSAGES:,} messages, more than a catalog may"
         return None
 
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):  # lines as Babel splits them
         match = PO_STRING.match(line.strip())
         if match is None:
             continue
@@ -399,6 +456,22 @@ def text_problem(text: str) -> tuple[int, str] | None:
             return key
         field, parts, start = match[1], [match[2]], number
     return finish()
+
+
+def _header_problem(header: str, line: int) -> tuple[int, str] | None:
+    """A header (the msgstr of an empty msgid, as written, with its escapes)
+    whose plural forms Babel would make a list of, per plural message."""
+    text = header.replace('\\"', '"').replace("\\n", "\n")
+    text = re.sub(r"\n[ \t]+", " ", text)  # a folded header line goes on
+    for match in PLURALS.finditer(text):
+        value = PLURALS_VALUE.match(text, match.end())
+        if value is None or int(value[1]) > MAX_PLURALS:
+            return (
+                line,
+                f"declares nplurals as {text[match.end() : match.end() + 24]!r}: write Plural-Forms: "
+                f"nplurals=N; plural=…; with N a number of at most {MAX_PLURALS}",
+            )
+    return None
 
 
 def format_fields(text: str) -> Counter | None:
@@ -518,9 +591,16 @@ def compiled_messages(data: bytes) -> dict:
     return {(m.id, m.context): m.string for m in catalog if m.id}
 
 
+# The dates a compiled catalog's header states: fixed, so that the same .po
+# compiles to the same bytes (Babel states the time of the compile when the
+# header has none, and the catalog would be written again every minute).
+COMPILED_DATE = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
+
+
 def compile_bytes(catalog, use_fuzzy: bool = False) -> bytes:
     from babel.messages.mofile import write_mo
 
+    catalog.creation_date = catalog.revision_date = COMPILED_DATE
     out = io.BytesIO()
     write_mo(out, catalog, use_fuzzy=use_fuzzy)
     return out.getvalue()
@@ -542,16 +622,16 @@ def on_config_inited(app, config) -> None:
         raise BuildStopped
     catalogs, refused = files_problems(app)
     prepared = Path(app.confdir, config.kb_locale_build_dir)
-    wanted = any(p.name == "sphinx.po" and p.parent.parent.name == config.language for p in catalogs)
+    wanted = bool(catalogs)  # then conf.py compiled them into the build's folder, unless it could not
     if wanted and [str(prepared)] != [str(Path(app.confdir, d)) for d in config.locale_dirs]:
         # catalog_problems found nothing, so conf.py could not write the catalog
         _warn(
             "KB019",
             prepared,
             1,
-            "the build compiles the interface catalog into this folder and could not (a symlink or a file "
-            "on the way?): delete %s and build again",
-            shown(prepared),
+            "the build compiles the catalogs into this folder and could not: delete %s (a link or a file "
+            "there, committed?) and build again",
+            shown(prepared.parent),
         )
         refused = True
     if refused:
