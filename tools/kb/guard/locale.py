@@ -263,24 +263,22 @@ def own_folder(root: Path, files: dict[Path, bytes]) -> bool:
 def _prune(root: Path, keep: set[Path]) -> None:
     """Remove what is at or under ``root`` and not in ``keep`` (links are
     removed, never followed)."""
-    if root != root.parent and not os.path.lexists(root):
-        root.mkdir()
-        return
-    if root.is_symlink() or not root.is_dir():
-        root.unlink()
-        root.mkdir()
-        return
+    # Another build may prune the same folder at the same time: what it made
+    # or removed first is not an error here.
+    if root.is_symlink() or (os.path.lexists(root) and not root.is_dir()):
+        root.unlink(missing_ok=True)
+    root.mkdir(exist_ok=True)
     for entry in list(os.scandir(root)):
         path = Path(entry.path)
         if path not in keep:
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(path)
+                shutil.rmtree(path, ignore_errors=True)
             else:
-                path.unlink()
+                path.unlink(missing_ok=True)
         elif entry.is_dir(follow_symlinks=False):
             _prune(path, keep)
         elif entry.is_symlink() or not entry.is_file(follow_symlinks=False):
-            path.unlink()
+            path.unlink(missing_ok=True)
 
 
 def _warn(code: str, path: Path, line: int, message: str, *args) -> None:
