@@ -10,6 +10,14 @@ SOURCEDIR   := docs
 BUILDDIR    := _build
 CHROMIUM    ?= /usr/bin/chromium
 
+# No built-in rules or variables, in this make and the ones it starts (the
+# books' LaTeX Makefile): every file of the site is a prerequisite here, and a
+# contributor's docs/x.tex beside an older docs/x.dvi would have make run
+# tex on it (which writes any file: conf.py) before the build; x.c, x.sh,
+# x.y would run the compiler, cat or yacc.
+MAKEFLAGS += --no-builtin-rules --no-builtin-variables
+.SUFFIXES:
+
 .DEFAULT_GOAL := help
 .PHONY: committed-build help venv dev-venv snippets-venv browser book-tools html epub pdf books diagrams serve test test-fast snippets lint linkcheck check new bench bench-search page-weight import stale-data claims clean
 

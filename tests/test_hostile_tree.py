@@ -200,3 +200,18 @@ def test_make_claims_gives_the_script_the_folder_not_the_page_names(tmp_path):
     (tmp_path / "docs/x/a;touch PWNED;.md").write_text("# x\n", encoding="utf-8")
     line = _recipe(tmp_path, "claims", ".venv/bin/python tools/claims.py")
     assert line.endswith("tools/claims.py docs"), line
+
+
+@pytest.mark.parametrize(("older", "newer"), [("x.dvi", "x.tex"), ("x", "x.c"), ("y", "y.sh")])
+def test_make_runs_none_of_its_built_in_rules_on_a_contributor_s_files(tmp_path, older, newer):
+    """Every site file is a prerequisite of the build: with make's built-in
+    rules, a docs/x.tex newer than docs/x.dvi had make run tex on it (and
+    TeX writes any file, conf.py too) before Sphinx started."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / older).write_text("", encoding="utf-8")
+    os.utime(tmp_path / "docs" / older, (0, 0))
+    (tmp_path / "docs" / newer).write_text("\\bye\n", encoding="utf-8")
+    line = _recipe(tmp_path, "html", ".venv/bin/sphinx-build")
+    proc = subprocess.run(["make", "-n", "html"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    before = proc.stdout.split(line, 1)[0]
+    assert not any(w in before for w in ("tex docs", "cc ", "cat docs", "$(CC)")), before
