@@ -215,3 +215,15 @@ def test_make_runs_none_of_its_built_in_rules_on_a_contributor_s_files(tmp_path,
     proc = subprocess.run(["make", "-n", "html"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     before = proc.stdout.split(line, 1)[0]
     assert not any(w in before for w in ("tex docs", "cc ", "cat docs", "$(CC)")), before
+
+
+@pytest.mark.parametrize("pattern", ["pic.*", "pi?.png"])
+def test_an_image_named_by_a_pattern_is_refused_as_a_pattern(root, pattern):
+    """Sphinx globs an image.* and picks a candidate by its first bytes; the
+    book builder copies it under its own name into the LaTeX folder (x.toc,
+    .latexmkrc), where TeX and latexmk read it. It was refused only because
+    the check of the pattern's folder called a folder 'not a regular file'."""
+    (root / "docs/training/pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with (root / "docs/training/x.md").open("a", encoding="utf-8") as page:
+        page.write(f"\n![示意图]({pattern})\n")
+    assert_fails_at(root, f"WARNING: KB018 image {pattern!r} names a pattern")

@@ -1103,10 +1103,22 @@ class RefuseUnsafeNodes(SphinxTransform):
             )
             _drop_image(node)
             return
+        if any(c in uri for c in "*?["):
+            # Sphinx globs image.* and picks a candidate by its first bytes
+            # when the suffix is unknown; the book builder copies it under its
+            # own name (x.toc, x.tex, .latexmkrc) where TeX and make read it
+            _refuse_type(
+                _location(self.env, node, docname, uri),
+                "image",
+                uri,
+                "names a pattern (Sphinx would pick a file by its content): name the file itself "
+                f"(one of {', '.join(sorted(IMAGE_TYPES))})",
+            )
+            _drop_image(node)
+            return
         _, absolute = self.env.relfn2path(uri, docname)
-        # image.* names a set of candidates in one folder: that folder must be ours
-        problem = file_problem(os.path.dirname(absolute) if "*" in uri else absolute, roots)
-        if not problem and "*" not in uri and _type_problem(uri, IMAGE_TYPES):
+        problem = file_problem(absolute, roots)
+        if not problem and _type_problem(uri, IMAGE_TYPES):
             _refuse_type(
                 _location(self.env, node, docname, uri), "image", uri, _type_problem(uri, IMAGE_TYPES)
             )
