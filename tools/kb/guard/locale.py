@@ -302,71 +302,15 @@ def _tracked(root: Path) -> set[Path] | None:
     return {(root / os.fsdecode(name)).absolute() for name in proc.stdout.split(b"\0") if name}
 
 
-def _is_catalog(root: Path, path: Path, suffixes: tuple[str, ...]) -> bool:
-    parts = path.relative_to(root).parts
-    return len(parts) == 3 and parts[1] == "LC_MESSAGES" and path.suffix in suffixes and path.stem in CATALOGS
-
-
-def files_problems(app) -> tuple[list[Path], bool]:
-    """Warn for every symlink and stray file under the locale folders:
-    (the .po catalogs found, whether anything was refused)."""
-    refused = False
-    catalogs = []
-    for root in locale_roots(app):
-        if root.is_symlink():
-            _warn(
-                "KB011",
-                root,
-                1,
-                "is a symlink (to %r): the build would read whatever it points to; commit the "
-                "folder itself instead",
-                os.readlink(root),
-            )
-            refused = True
-            continue
-        if not root.is_dir():
-            continue
-        tracked = _tracked(root)
-        for folder, dirs, files in os.walk(root):
-            for name in sorted(dirs + files):
-                path = Path(folder) / name
-                if path.is_symlink():
-                    _warn(
-                        "KB011",
-                        path,
-                        1,
-                        "is a symlink (to %r): the build would publish or read whatever it "
-                        "points to (inside the repository that includes .git/ and CI's credentials); commit "
-                        "the file itself instead",
-                        os.readlink(path),
-                    )
-                    refused = True
-                elif path.is_dir():
-                    continue
-                elif _is_catalog(root, path, (".po",)):
-                    catalogs.append(path)
-                elif not _is_catalog(root, path, (".mo",)):
-                    _warn(
-                        "KB019",
-                        path,
-                        1,
-                        "the locale folder may hold only %s (the build compiles their .mo); a "
-                        "page is translated in docs/ itself, where reviewers and checks read it (a catalog "
-                        "of a page would change the published page unseen): delete this file",
-                        ALLOWED,
-                    )
-                    refused = True
-                elif tracked is not None and path.absolute() in tracked:
-                    _warn(
-                        "KB019",
-                        path,
-                        1,
-                        "is committed: the build compiles .mo files from their .po and "
-                        "would read a committed one instead; remove it from git (git rm --cached %s)",
-                        shown(path),
-                    )
-                    refused = True
-    return catalogs, refused
+def committed_mo(roots: list[Path]) -> list[Path]:
+    """The .mo files git tracks under the locale folders (their layout has
+    passed catalog_problems: symlinks and stray files are refused there)."""
+    found = []
+    for root in roots:
+        tracked = _tracked(root) if root.is_dir() else None
+        if tracked:
+            found += sorted(p for p in tracked if p.suffix == ".mo")
+    return found
 
 
 def read_catalog(po: Path, language: str | None = None):
@@ -582,13 +526,6 @@ def message_problems(po: Path, catalog) -> list[tuple[int, str]]:
     return found
 
 
-def compiled_messages(data: bytes) -> dict:
-    from babel.messages.mofile import read_mo
-
-    catalog = read_mo(io.BytesIO(data))
-    return {(m.id, m.context): m.string for m in catalog if m.id}
-
-
 # The dates a compiled catalog's header states: fixed, so that the same .po
 # compiles to the same bytes (Babel states the time of the compile when the
 # header has none, and the catalog would be written again every minute).
@@ -618,7 +555,18 @@ def on_config_inited(app, config) -> None:
         _warn(code, path, line, "%s", why)
     if found:
         raise BuildStopped
-    catalogs, refused = files_problems(app)
+    roots = locale_roots(app)
+    catalogs = [po for root in roots for po in _catalogs(root)]
+    refused = False
+    for mo in committed_mo(roots):
+        _warn(
+            "KB019",
+            mo,
+            1,
+            "is committed: the build compiles .mo files from their .po; remove it from git (git rm --cached %s)",
+            shown(mo),
+        )
+        refused = True
     prepared = Path(app.confdir, config.kb_locale_build_dir)
     wanted = bool(catalogs)  # then conf.py compiled them into the build's folder, unless it could not
     if wanted and [str(prepared)] != [str(Path(app.confdir, d)) for d in config.locale_dirs]:
