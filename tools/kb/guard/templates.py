@@ -268,7 +268,7 @@ def _source_line(tb) -> int:
     TemplateTimeout (a BaseException, which Jinja lets pass as it is) still
     has the line of the Python code Jinja compiled the template to, which
     the template object maps back. Jinja documents no way from a frame to
-    its template (pallets/jinja discussion #1971: frames of compiled
+    its template (pallets/jinja discussion #1971 and issue #581: frames of compiled
     templates have the compiled code's lines); the module global
     ``__jinja_template__`` that Jinja's own traceback rewriting reads is
     that way, and tests/test_hostile_templates.py fails if it goes."""
