@@ -81,10 +81,11 @@ def make_small_site(root: Path) -> Path:
     return root
 
 
-def build(root: Path, builder: str, *extra: str) -> tuple[int, str, Path]:
+def build(root: Path, builder: str, *extra: str, out: Path | None = None) -> tuple[int, str, Path]:
     """Build `root` with `builder` as the Makefile builds (-W -n --keep-going,
-    doctrees outside the output); (exit code, output, output folder)."""
-    out = root / "_build" / builder
+    doctrees outside the output) into `out` (``_build/<builder>``); (exit
+    code, output, output folder)."""
+    out = out or root / "_build" / builder
     args = ["-b", builder, "-c", str(root), "-d", str(root / "_build/doctrees" / builder), "-W", "-n"]
     args += ["--keep-going", *extra, str(root / "docs"), str(out)]
     log = io.StringIO()

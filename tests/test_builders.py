@@ -16,6 +16,7 @@ extensions do not break it.
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
@@ -129,6 +130,33 @@ def test_latex_shows_tag_names_as_text_and_diagrams_as_their_source(built):
     text = tex.read_text(encoding="utf-8")
     assert "tags/memory" not in text
     assert "graph LR\n  A[小批次]" in text  # as a verbatim block
+
+
+def test_a_file_in_the_latex_folder_that_sphinx_did_not_write_fails_the_build(built, small):
+    """make, latexmk and TeX read what is in the LaTeX folder (a makefile, a
+    latexmkrc, any .tex or .sty): make pdf runs them only if every file there
+    is Sphinx's, TeX's output of an earlier run, or an image (KB130)."""
+    tex = next(_passes(built("latex")).glob("*.tex")).name
+    out = small / "_build" / "latex-planted"
+    out.mkdir()
+    planted = [
+        "makefile",
+        "GNUmakefile",
+        "x.tex",
+        "sphinx-extra.sty",
+        ".latexmkrc",
+        "texmf.cnf",
+        ".hidden.png",
+    ]
+    kept = [tex.replace(".tex", ".aux"), tex.replace(".tex", ".pdf"), "figure.png", "diagram-light.pdf"]
+    for name in planted + kept:
+        (out / name).write_text("\\input{/etc/passwd}\n")
+    (out / "folder").mkdir()
+    (out / "linked.png").symlink_to(out / "figure.png")
+    code, log, _ = build(small, "latex", out=out)
+    refused = sorted(re.findall(r"latex-planted/([^:\n]+):1: WARNING: KB130 ", log))
+    assert code != 0 and refused == sorted([*planted, "folder", "linked.png"]), log[-3000:]
+    assert "Traceback" not in log
 
 
 def test_linkcheck_starts_and_passes_the_internal_links(built):

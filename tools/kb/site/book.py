@@ -37,6 +37,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import sphinx
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms.images import ImageConverter
@@ -309,6 +310,69 @@ def on_doctree_resolved_late(app, doctree, docname: str) -> None:
         label_targets(doctree)
 
 
+# -- the LaTeX folder: what make, latexmk and TeX will read ---------------------------
+
+# Files the LaTeX builder writes besides its templates (``texinputs``) and
+# the book's .tex: a new one in a later Sphinx is refused here until it is
+# added, a loud failure rather than a file nobody looked at.
+LATEX_WRITTEN = frozenset({"sphinxhighlight.sty", "sphinxmessages.sty"})
+# what a previous xelatex/latexmk run left beside the .tex (a second
+# sphinx-build into the same folder)
+TEX_OUTPUTS = frozenset(
+    {".aux", ".fdb_latexmk", ".fls", ".idx", ".ilg", ".ind", ".log", ".out", ".pdf", ".toc", ".xdv"}
+)
+# images the book can hold once converted (kb.guard.untrusted limits a
+# page's images to IMAGE_TYPES; LaTeX takes these, the SVGs become PDF)
+LATEX_IMAGES = frozenset({".pdf", ".png", ".jpg", ".jpeg"})
+
+
+def latex_expected(documents: list[str]) -> set[str]:
+    """The names Sphinx's LaTeX builder may write (``documents``: the .tex
+    files of ``latex_documents``)."""
+    texinputs = Path(sphinx.package_dir) / "texinputs"
+    return {p.name.removesuffix(".jinja") for p in texinputs.iterdir()} | LATEX_WRITTEN | set(documents)
+
+
+def latex_folder_problems(outdir: Path, documents: list[str]) -> list[tuple[str, str]]:
+    """(name, problem) for each entry of the LaTeX output folder that is not
+    a file Sphinx writes there, TeX's output from an earlier run, or an
+    image: make reads any ``makefile``, latexmk any ``latexmkrc``, TeX any
+    ``.tex``, ``.sty`` or ``.cfg``, and a name of a contributor's choosing
+    must not be among them."""
+    expected = latex_expected(documents)
+    stems = {Path(d).stem for d in documents}
+    problems = []
+    for entry in sorted(os.scandir(outdir), key=lambda e: e.name):
+        name, path = entry.name, Path(entry.name)
+        if not entry.is_file(follow_symlinks=False):
+            problems.append((name, "is not a regular file (a folder, link or device)"))
+        elif name in expected or (path.stem in stems and path.suffix in TEX_OUTPUTS):
+            continue
+        elif path.suffix.lower() not in LATEX_IMAGES or name.startswith("."):
+            problems.append((name, "is not a file Sphinx's LaTeX builder writes, nor an image of the book"))
+    return problems
+
+
+def check_latex_folder(app, exception) -> None:
+    """KB130 (build-finished) for a file in the LaTeX folder that make,
+    latexmk or TeX could read and Sphinx did not write; ``make pdf`` then
+    stops before running them (the build fails under ``-W``)."""
+    if exception is not None or app.builder.name != "latex":
+        return
+    documents = [Path(entry[1]).name for entry in app.config.latex_documents]
+    for name, problem in latex_folder_problems(Path(app.outdir), documents):
+        logger.warning(
+            "KB130 %s %s: make, latexmk and TeX read files from this folder, so the PDF is not "
+            "made; delete the folder (make pdf starts from an empty one) and rename the page's "
+            "image or file that put it there",
+            name,
+            problem,
+            location=f"{Path(app.outdir, name)}:1",
+            type="kb",
+            subtype="book",
+        )
+
+
 # -- the site's links to the books -----------------------------------------------------
 
 
@@ -404,4 +468,5 @@ def setup(app) -> dict[str, Any]:
     app.connect("doctree-resolved", on_doctree_resolved_late, priority=600)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("html-collect-pages", copy_books)
+    app.connect("build-finished", check_latex_folder)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
