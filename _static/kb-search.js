@@ -250,7 +250,7 @@ function renderTerm(entry) {
   const link = document.createElement("a");
   link.href = new URL(entry.url, new URL("search.html", ROOT_URL)).href;
   link.textContent = entry.names.slice(0, 3).join(" · ");
-  title.append("术语：", link);
+  title.append(say("term"), link);
   const def = document.createElement("p");
   for (const [text, code] of definitionPieces(entry.def)) {
     if (!code) def.append(text);

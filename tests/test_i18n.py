@@ -252,6 +252,8 @@ def test_gettext_builder_lists_the_extensions_and_templates_strings(build_root):
         "按拼音首字母：",
         "找到 {total} 篇相关页面，显示前 {shown} 篇。",  # the search page's script (kb.search.index)
         "不能小于 {limit}",  # the calculators' messages (kb.calc.formulas)
+        "术语：",  # the search page's glossary card
+        "{chart}：{own} {own_value}，{rent} {rent_value}；{break_even} {months}",  # a calculator's chart
     ):
         assert message in ids, message
     with (Path(app.outdir) / "sphinx.pot").open("rb") as f:

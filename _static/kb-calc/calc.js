@@ -57,9 +57,15 @@ function chart(config, result) {
   const y = (v) => top + (h - top - bottom) * (1 - v / max);
   const line = (curve) => curve.map((v, m) => `${x(m).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
   const months = result.break_even_months;
-  const summary =
-    `${t.chart}：${t.own} ${formatNumber(result.own_36, "元")}，${t.rent} ${formatNumber(result.rent_36, "元")}；` +
-    `${t.breakEven} ${months === null ? t.never : formatNumber(months, "个月")}`;
+  const summary = wording({ summary: t.chartSummary })("summary", {
+    chart: t.chart,
+    own: t.own,
+    own_value: formatNumber(result.own_36, t.yuan),
+    rent: t.rent,
+    rent_value: formatNumber(result.rent_36, t.yuan),
+    break_even: t.breakEven,
+    months: months === null ? t.never : formatNumber(months, t.months),
+  });
   const root = svg("svg", { viewBox: `0 0 ${w} ${h}`, role: "img", "aria-label": summary, class: "kb-calc-chart" });
   const title = svg("title");
   title.textContent = summary;
@@ -72,7 +78,7 @@ function chart(config, result) {
     root.append(label);
   }
   const top_label = svg("text", { x: left - 4, y: top + 10, "text-anchor": "end", class: "kb-calc-tick" });
-  top_label.textContent = formatNumber(max, "元");
+  top_label.textContent = formatNumber(max, t.yuan);
   root.append(top_label);
   root.append(svg("polyline", { points: line(result.own_curve), class: "kb-calc-own" }));
   root.append(svg("polyline", { points: line(result.rent_curve), class: "kb-calc-rent" }));

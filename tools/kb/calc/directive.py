@@ -274,6 +274,8 @@ class CalculatorDirective(SphinxDirective):
                 "own": _("自建累计"),
                 "rent": _("租赁累计"),
                 "chart": _("36 个月累计成本：自建与租赁"),
+                "chartSummary": _("{chart}：{own} {own_value}，{rent} {rent_value}；{break_even} {months}"),
+                "yuan": _("元"),
                 "fitsOn": _("放得下的卡（只计显存容量）"),
                 "fitsNone": _("规格表中没有放得下的卡"),
                 "fitsYes": _("放得下"),

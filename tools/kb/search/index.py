@@ -252,6 +252,7 @@ def search_text() -> dict[str, str]:
         "found": _("找到 {total} 篇相关页面。"),
         "foundSome": _("找到 {total} 篇相关页面，显示前 {shown} 篇。"),
         "more": _("显示更多结果"),
+        "term": _("术语："),  # before a glossary entry's names, above the results
     }
 
 
