@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -112,12 +113,72 @@ def tiny_project(root: Path) -> Path:
     return root
 
 
+def forked_build(args: list[str], root: Path, timeout: float) -> tuple[int, str]:
+    """sphinx-build's entry point in a child of this process (os.fork): the
+    imports and warm caches are this process's, so it costs what an
+    in-process build does, and the timeout can still end it (SIGKILL) if it
+    hangs. The child forgets the message catalogs earlier builds of this
+    process loaded (sphinx.locale.translators, as sphinx.testing does), so
+    it reads the project's own, as a fresh interpreter would, and its
+    template watchdog is its own (kb.guard.templates.new_build_process)."""
+    import select
+    import signal
+    import time
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 70
+        try:
+            os.close(read)
+            os.dup2(write, 1)
+            os.dup2(write, 2)
+            sys.stdout = sys.stderr = open(  # noqa: SIM115 (the child ends with os._exit)
+                write, "w", encoding="utf-8", errors="backslashreplace", buffering=1
+            )
+            os.chdir(root)
+            import sphinx.locale
+            from kb.guard import templates
+
+            sphinx.locale.translators.clear()
+            templates.new_build_process()
+            code = build_main(args)
+        except SystemExit as stop:  # BuildStopped
+            code = stop.code if isinstance(stop.code, int) else 1
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+            os._exit(code)
+    os.close(write)
+    chunks, deadline = [], time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(["sphinx-build", *args], timeout)
+            chunk = os.read(read, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks).decode("utf-8", "backslashreplace")
+
+
 def build(root: Path, timeout: float | None = None, options: tuple[str, ...] = ()) -> tuple[int, str]:
     """Build like the Makefile does; (exit code, output).
 
     In this process, through sphinx-build's own entry point (no interpreter
-    and imports to start for each case); with a timeout, in a subprocess that
-    the timeout ends, so that a hang fails the test instead of stalling it.
+    and imports to start for each case); with a timeout, in a forked child
+    that the timeout ends (forked_build), so that a hang fails the test
+    instead of stalling it.
     Returns once a search index left to run in the background has finished
     (a test that then removes _build would race with it)."""
     args = [
@@ -133,10 +194,7 @@ def build(root: Path, timeout: float | None = None, options: tuple[str, ...] = (
         str(root / "_build" / "html"),
     ]
     if timeout is not None:
-        proc = subprocess.run(
-            [sys.executable, "-m", "sphinx", *args], capture_output=True, text=True, cwd=root, timeout=timeout
-        )
-        code, text = proc.returncode, proc.stdout + proc.stderr
+        code, text = forked_build(args, root, timeout)
     else:
         out = io.StringIO()
         with contextlib.chdir(root), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):

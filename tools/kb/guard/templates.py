@@ -434,6 +434,15 @@ class _Watchdog:
 _watchdog = _Watchdog()
 
 
+def new_build_process() -> None:
+    """This process starts a build of its own after it was forked from one
+    that built before (the tests' forked builds): its renders then report to
+    a watchdog of their own, which stops this process and not the one it was
+    forked from. (Sphinx's -j writers must not call it: they belong to their
+    build.)"""
+    _watchdog.pipe = None
+
+
 # What ``*`` and ``**`` may make in a template: strings and lists of up to a
 # million items, numbers of up to a million bits.
 MAX_PRODUCT = 1_000_000
