@@ -196,6 +196,25 @@ def test_a_sphinx_translation_adding_markup_fails(repo):
     assert "evil.example" not in _published(repo)
 
 
+@pytest.mark.parametrize(
+    "msgstr",
+    [
+        "%Y年%b%d日\\\\special{pdf:fstream @kbleak (/proc/self/environ)}",
+        "%Y年%b%d日^^5cinput^^7b/etc/passwd^^7d",
+    ],
+    ids=["special", "caret-escapes"],
+)
+def test_a_sphinx_translation_adding_tex_commands_fails(repo, msgstr):
+    """The book writes the date (the translation of "%b %d, %Y") into its
+    LaTeX as it is: a backslash or brace there would be TeX, and xdvipdfmx's
+    pdf:fstream copies any file of the machine into the PDF."""
+    po = repo / LC / "sphinx.po"
+    text = po.read_text(encoding="utf-8") + f'\nmsgid "%b %d, %Y"\nmsgstr "{msgstr}"\n'
+    po.write_text(text, encoding="utf-8")
+    line = text[: text.index('msgid "%b %d, %Y"')].count("\n") + 1
+    refused(repo, f"{LC}/sphinx.po:{line}: WARNING: KB039", "characters TeX reads as commands")
+
+
 # -- 3. a changed catalog: the incremental build equals a full one -------------------
 
 KB_PO = HEADER + (

@@ -75,6 +75,8 @@ ALLOWED = "<lang>/LC_MESSAGES/sphinx.po and <lang>/LC_MESSAGES/kb.po"
 # what a browser reads as markup in a template's HTML: tags, and quotes that
 # end an attribute (the theme writes some strings inside title="…")
 MARKUP = re.compile(r"<[^>]*>?|>|[\"'`]")
+# TeX's special characters (and ^^xx, which TeX reads as any character)
+TEX_SPECIAL = re.compile(r"[\\{}^~$&#%]")
 # printf-style conversions, as the templates' ``%`` fills them
 PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[a-zA-Z%]?")
 
@@ -521,6 +523,23 @@ def message_problems(po: Path, catalog) -> list[tuple[int, str]]:
                         f"msgstr {text!r} adds markup or quotes the msgid does not have "
                         f"({' '.join(sorted(extra))}): the strings go into the pages' HTML as "
                         f"they are; write the text without them (“” for quotes)",
+                    )
+                )
+                continue
+            # The LaTeX builder writes some translations into the .tex as they
+            # are (the date, from "%b %d, %Y"; admonition labels): a backslash
+            # or brace there is TeX, and \special{pdf:fstream …} copies any
+            # file of the machine into the PDF.
+            allowed_tex = sum((Counter(TEX_SPECIAL.findall(i)) for i in ids), Counter())
+            extra = Counter(TEX_SPECIAL.findall(text)) - allowed_tex
+            if extra:
+                found.append(
+                    (
+                        line,
+                        f"msgstr {text!r} adds characters TeX reads as commands "
+                        f"({' '.join(sorted(extra))}) that the msgid does not have: the book "
+                        f"writes some translations into its LaTeX as they are; write the text "
+                        f"without them (full-width ＼ ｛ ｝ ＃ ％ ＆ if they are meant as text)",
                     )
                 )
     return found
