@@ -465,3 +465,9 @@ def test_the_same_catalog_compiles_to_the_same_bytes():
     first, second = read_catalog(po, "zh_CN"), read_catalog(po, "zh_CN")
     first.creation_date = first.revision_date = datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
     assert compile_bytes(first) == compile_bytes(second)
+
+
+@pytest.mark.parametrize("language", ["x-y", "1"])
+def test_a_catalog_in_a_folder_babel_does_not_know_as_a_language_is_refused(repo, language):
+    shutil.copytree(repo / "locale/zh_CN", repo / "locale" / language)
+    refused(repo, f"locale/{language}/LC_MESSAGES/sphinx.po:1: WARNING: KB019", "names no language Babel knows")

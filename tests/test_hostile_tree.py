@@ -227,3 +227,35 @@ def test_an_image_named_by_a_pattern_is_refused_as_a_pattern(root, pattern):
     with (root / "docs/training/x.md").open("a", encoding="utf-8") as page:
         page.write(f"\n![示意图]({pattern})\n")
     assert_fails_at(root, f"WARNING: KB018 image {pattern!r} names a pattern")
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["docs/training/.draft.md", "docs/training/.fig.png", "_static/.x.css", "docs/.hidden/x.md"],
+)
+def test_a_hidden_name_is_refused_not_left_out_of_the_published_site(root, where):
+    """The Pages upload leaves hidden files out and Sphinx skips a hidden
+    static file: the page or file would be a 404 that nothing reported."""
+    (root / where).parent.mkdir(parents=True, exist_ok=True)
+    (root / where).write_text("# 草稿\n\n正文。\n", encoding="utf-8")
+    assert_fails_at(root, f"{where}:1: WARNING: KB018 a name starting with '.' is hidden")
+
+
+@pytest.mark.parametrize("where", ["docs/training/示意图.png", "_static/a b.css", "data/x;y.txt"])
+def test_a_file_name_make_cannot_follow_is_refused(root, where):
+    """make watches such a file only through its folder: an edit in place
+    was not built (an incremental build must equal a full one)."""
+    (root / where).write_bytes(b"x")
+    assert_fails_at(root, f"{where}:1: WARNING: KB018 the name holds characters other than ASCII")
+
+
+def test_pagefind_yml_that_is_a_symlink_or_a_device_is_refused(root):
+    (root / "pagefind.yml").unlink(missing_ok=True)
+    (root / "pagefind.yml").symlink_to("/dev/zero")
+    out = assert_fails_at(root, "pagefind.yml:1: WARNING: KB011", timeout=120)
+    assert "MemoryError" not in out
+
+
+def test_a_docutils_conf_fifo_is_refused_not_waited_on(root):
+    os.mkfifo(root / "docutils.conf")
+    assert_fails_at(root, "docutils.conf:1: WARNING: KB018 is not a regular file", timeout=60)

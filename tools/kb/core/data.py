@@ -383,7 +383,7 @@ class DataError(Exception):
         self.problems = problems
 
 
-def _read_text(path: Path) -> tuple[str | None, Problem | None]:
+def read_text(path: Path) -> tuple[str | None, Problem | None]:
     """The text of a data or schema file: a regular file (a FIFO would keep
     the build waiting) of at most MAX_DATA_BYTES, in UTF-8, without
     bidirectional controls."""
@@ -481,7 +481,7 @@ def _read_yaml(path: Path, schema_at: Path | None, stamp, schema_stamp) -> Loade
                 )
             ],
         )
-    text, problem = _read_text(path)
+    text, problem = read_text(path)
     if problem:
         return Loaded(None, [problem])
     schema_key = (schema_at.name, hashlib.sha256(schema_at.read_bytes()).digest()) if schema else None
@@ -516,7 +516,7 @@ def _checked(text: str, schema: Loaded | None, schema_key) -> tuple[Any, yaml.No
 
 
 def _nonblocking(path, flags: int) -> int:
-    """Opens without waiting for a writer (a FIFO); _read_text refuses it then."""
+    """Opens without waiting for a writer (a FIFO); read_text refuses it then."""
     return os.open(path, flags | os.O_NONBLOCK)
 
 
@@ -999,7 +999,7 @@ def _unresolved(schema: dict) -> list[tuple[list, str]]:
 
 @functools.lru_cache(maxsize=32)
 def _schema_file(path: Path, stamp) -> Loaded:
-    text, problem = _read_text(path)
+    text, problem = read_text(path)
     if problem:
         return Loaded(None, [problem])
     try:

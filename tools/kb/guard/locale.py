@@ -181,7 +181,10 @@ def catalog_problems(folders: list[Path]) -> list[tuple[Path, int, str, str]]:
     found = []
     for root in folders:
         for po in _catalogs(root):
-            catalog = read_catalog(po)
+            if why := _language_problem(po.parent.parent.name):
+                found.append((po, 1, "KB019", why))
+                continue
+            catalog = read_catalog(po, po.parent.parent.name)
             if isinstance(catalog, tuple):
                 found.append((po, catalog[0], "KB029", catalog[1]))
                 continue
@@ -190,6 +193,21 @@ def catalog_problems(folders: list[Path]) -> list[tuple[Path, int, str, str]]:
             if not problems and (why := _unloadable(catalog)):
                 found.append((po, 1, "KB029", why))
     return found
+
+
+def _language_problem(language: str) -> str | None:
+    """Why Babel cannot compile a catalog for the folder's language (the
+    build compiles each catalog for the language its folder names)."""
+    from babel import Locale, UnknownLocaleError
+
+    try:
+        Locale.parse(language)
+    except (ValueError, UnknownLocaleError) as exc:
+        return (
+            f"the folder {clipped(language, 60)!r} names no language Babel knows ({clipped(str(exc))}): "
+            "name the folder after the language, as locale/zh_CN/ is"
+        )
+    return None
 
 
 def _unloadable(catalog) -> str | None:

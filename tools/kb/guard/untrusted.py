@@ -1215,6 +1215,40 @@ def at_most(found: list[tuple[Any, str]], code: str, most: int = MAX_ODD_FILES) 
     return [*kept, (odd[most][0], f"{code} and {len(odd) - most:,} more files or folders like those above")]
 
 
+# The names a file of the site may have (its path below docs/, _static/ …):
+# what make follows file by file (Makefile: SITE_INPUTS) and a web address
+# holds as it is.
+SAFE_NAME = re.compile(r"[A-Za-z0-9._/-]+")
+
+
+def name_problem(relative: str) -> str | None:
+    """KB018 for a name the site cannot publish as it is, or make cannot
+    follow: a name starting with '.' (the Pages upload leaves hidden files
+    out, and Sphinx skips a hidden static file; the page or image would be
+    a 404 that nothing reports); a name with other characters than ASCII
+    letters, digits, '.', '_' and '-' (make watches such a file only through
+    its folder, so an edit in place is not built). Pages have KB093 for the
+    second, said as a page's web address."""
+    if any(part.startswith(".") for part in relative.split("/")):
+        return (
+            "KB018 a name starting with '.' is hidden: Sphinx skips a hidden static file and the "
+            "site's upload leaves hidden files out, so the page or file would be missing from the "
+            "published site without a word; rename it (ASCII kebab-case)"
+        )
+    if not relative.endswith(".md") and not SAFE_NAME.fullmatch(relative):
+        return (
+            "KB018 the name holds characters other than ASCII letters, digits, '.', '_' and '-': "
+            "make would not see an edit of the file, and its web address is spelled otherwise; "
+            "rename it (ASCII kebab-case)"
+        )
+    return None
+
+
+# Files beside conf.py that the build reads (docutils reads docutils.conf
+# from the configuration's folder; kb.search.index reads pagefind.yml).
+ROOT_INPUTS = ("docutils.conf", "pagefind.yml")
+
+
 def check_input_tree(app, config) -> None:
     """What the build reads is a tree of folders and regular files, checked
     before anything reads it (config-inited, before the data files are read
@@ -1228,9 +1262,12 @@ def check_input_tree(app, config) -> None:
       leaves a page so named out without a word, and the log would show it
       in pieces;
     - folders nested more than MAX_FOLDER_DEPTH deep are KB018: Sphinx's
-      walk of the pages (os.walk, recursive) would end in a RecursionError.
+      walk of the pages (os.walk, recursive) would end in a RecursionError;
+    - a hidden name, or one that is not ASCII kebab-case, is KB018
+      (name_problem).
     """
     found: list[tuple[Path, str]] = []
+    named: list[tuple[Path, str]] = []
     locale = [*getattr(config, "kb_locale_dirs", []), *config.locale_dirs]
     for top in [*input_folders(app), *dict.fromkeys(Path(app.srcdir, p) for p in locale)]:
         if top.is_symlink():
@@ -1256,6 +1293,8 @@ def check_input_tree(app, config) -> None:
                     )
                 )
                 continue
+            if problem := name_problem(path.relative_to(top).as_posix()):
+                named.append((path, problem))  # reported; reading it is safe, the build goes on
             try:
                 mode = path.lstat().st_mode
             except OSError:
@@ -1270,7 +1309,17 @@ def check_input_tree(app, config) -> None:
                         "for ever or read the machine's hardware; delete it",
                     )
                 )
-    for path, message in at_most(at_most(found, "KB011"), "KB018"):
+    # files beside conf.py that the build reads: docutils' settings, Pagefind's
+    for path in (Path(app.confdir, name) for name in ROOT_INPUTS):
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            continue
+        if stat.S_ISLNK(mode):
+            found.append((path, _symlink_problem(path, "file")))
+        elif not stat.S_ISREG(mode):
+            found.append((path, "KB018 is not a regular file (a FIFO, socket, device or folder); delete it"))
+    for path, message in [*at_most(at_most(found, "KB011"), "KB018"), *at_most(named, "KB018")]:
         logger.warning(message, location=f"{shown(path)}:1", type="kb", subtype="untrusted")
     if found:
         raise BuildStopped

@@ -134,12 +134,16 @@ def pagefind_config_problems(confdir: Path) -> list[tuple[str, int, str]]:
         if (confdir / name).exists()
     ]
     path = confdir / PAGEFIND_CONFIG
-    if not path.exists():
+    if not path.is_symlink() and not path.exists():
         return problems
+    if path.is_symlink():
+        return [*problems, (PAGEFIND_CONFIG, 1, "is a symlink: commit the file itself")]
+    # a regular file of at most a data file's size, read without waiting on a FIFO
+    text, problem = kb_data.read_text(path)
+    if problem is not None:
+        return [*problems, (PAGEFIND_CONFIG, problem.line, problem.message)]
     try:
-        root, config = kb_data.parse_yaml(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        return [*problems, (PAGEFIND_CONFIG, 1, "is not UTF-8")]
+        root, config = kb_data.parse_yaml(text)
     except kb_data.YamlProblem as exc:
         return [*problems, (PAGEFIND_CONFIG, exc.line, exc.message)]
     if config is None:
