@@ -470,4 +470,6 @@ def test_the_same_catalog_compiles_to_the_same_bytes():
 @pytest.mark.parametrize("language", ["x-y", "1"])
 def test_a_catalog_in_a_folder_babel_does_not_know_as_a_language_is_refused(repo, language):
     shutil.copytree(repo / "locale/zh_CN", repo / "locale" / language)
-    refused(repo, f"locale/{language}/LC_MESSAGES/sphinx.po:1: WARNING: KB019", "names no language Babel knows")
+    refused(
+        repo, f"locale/{language}/LC_MESSAGES/sphinx.po:1: WARNING: KB019", "names no language Babel knows"
+    )
