@@ -69,6 +69,22 @@ def test_a_missing_paragraph_is_reported_at_its_line(tmp_path):
     assert f"{page}:14: " in problems[0]
 
 
+def test_problems_are_printed_plain_and_a_readme_is_no_article(tmp_path, capsys, monkeypatch):
+    """A problem quotes the book's text and a page's title, from a pull
+    request: what GitHub would read as a workflow command is broken up. A
+    README.md is left out of the books (exclude_patterns), so it is no
+    article the book must hold."""
+    docs = tmp_path / "docs"
+    (docs / "training").mkdir(parents=True)
+    (docs / "training" / "README.md").write_text("---\ntitle: x\n---\n", encoding="utf-8")
+    (docs / "training" / "a.md").write_text("---\ntitle: 页\n---\n", encoding="utf-8")
+    assert [p.name for p in check_books.articles(docs)] == ["a.md"]
+    monkeypatch.setattr(check_books, "check_pdf", lambda book: ["docs/training/a.md:2: KB121 ::error::x ##[error]y"])
+    assert check_books.main(["pdf", str(tmp_path / "x.pdf")]) == 1
+    err = capsys.readouterr().err
+    assert "KB121" in err and "##[" not in err and "\n::" not in "\n" + err, err
+
+
 def test_a_lost_glyph_a_font_not_embedded_and_a_broken_link_are_reported():
     log = "Overfull \\hbox\nMissing character: There is no ⭐ (U+2B50) in font TeX Gyre Termes/OT:script=latn;!\n"
     assert check_books.lost_glyphs(log) == [

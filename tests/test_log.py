@@ -95,6 +95,30 @@ def test_sphinx_s_own_status_lines_keep_their_colours_and_progress_returns():
     assert log.PLAIN_WARNINGS.filter(warning) and warning.getMessage() == "a\\x1bb"
 
 
+def test_a_status_line_quoting_a_file_name_cannot_hold_a_workflow_command():
+    """Sphinx's status lines name the files it copies (a download's name comes
+    from a pull request): the colours stay, a workflow command does not."""
+    record = logging.LogRecord(
+        "sphinx.builders", logging.INFO, __file__, 1, "\x1b[01m%s\x1b[39;49;00m", ("training/##[error]x.txt",), None
+    )
+    assert log.PLAIN_WARNINGS.filter(record)
+    assert record.getMessage() == "\x1b[01mtraining/# #[error]x.txt\x1b[39;49;00m"
+
+
+def test_a_download_named_as_a_workflow_command_is_not_one_in_the_log(tmp_path):
+    from test_data_errors import build, tiny_project
+
+    root = tiny_project(tmp_path / "kb")
+    (root / "docs/training/##[error title=leak]x.txt").write_text("x\n", encoding="utf-8")
+    page = root / "docs/training/x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\n{download}`说明 <##[error title=leak]x.txt>`\n", encoding="utf-8"
+    )
+    code, out = build(root)
+    assert code != 0 and "KB018 the name holds characters" in out, out[-3000:]
+    assert "##[" not in out, [line for line in out.splitlines() if "##[" in line]
+
+
 def test_a_location_cannot_hold_a_workflow_command():
     record = _record("KB093 x", location="docs/training/##[error]forged annotation.md:1")
     assert "##[" not in record.location and record.location.startswith("docs/training/")

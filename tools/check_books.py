@@ -32,6 +32,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from kb.core.log import plain
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 EPUBCHECK = Path("/usr/share/java/epubcheck.jar")
@@ -65,8 +67,11 @@ def normalize(text: str) -> str:
 
 
 def articles(docs: Path = DOCS) -> list[Path]:
-    """Every page in a guide's folder."""
-    return sorted(p for p in docs.glob("*/*.md") if not p.parent.name.startswith(("_", ".")))
+    """Every page in a guide's folder (a README.md is none: conf.py's
+    exclude_patterns leave it out of the site and the books)."""
+    return sorted(
+        p for p in docs.glob("*/*.md") if not p.parent.name.startswith(("_", ".")) and p.name != "README.md"
+    )
 
 
 def title_of(path: Path) -> Sample | None:
@@ -281,8 +286,8 @@ def main(argv: list[str]) -> int:
         return 2
     kind, book = argv[0], Path(argv[1])
     problems = check_epub(book) if kind == "epub" else check_pdf(book)
-    for line in problems:
-        print(line, file=sys.stderr)
+    for line in problems:  # they quote the books' text and the pages' titles: printed plain
+        print(plain(line), file=sys.stderr)
     if not problems:
         count = len(expected())
         print(

@@ -105,12 +105,19 @@ PLAIN = PlainRecords()
 
 
 class PlainWarnings(PlainRecords):
-    """PlainRecords for warnings and errors only: Sphinx's status lines carry
-    its own colour codes and progress returns (ESC, \r), which must pass,
-    and quote only page names, which check_input_tree has refused when odd."""
+    """PlainRecords for warnings and errors. Sphinx's status lines carry its
+    own colour codes and progress returns (ESC, \r), which must pass; they
+    quote names of pages and files (a download's), whose control characters
+    check_input_tree has refused, but which may still hold what GitHub reads
+    as a workflow command (``##[error]``): that alone is broken up there."""
 
     def filter(self, record: std_logging.LogRecord) -> bool:
-        return record.levelno < std_logging.WARNING or super().filter(record)
+        if record.levelno >= std_logging.WARNING:
+            return super().filter(record)
+        message = std_logging.LogRecord.getMessage(record)
+        if WORKFLOW_COMMAND.search(message):
+            record.msg, record.args = WORKFLOW_COMMAND.sub(_defuse, message), ()
+        return True
 
 
 PLAIN_WARNINGS = PlainWarnings()
