@@ -79,7 +79,9 @@ def test_problems_are_printed_plain_and_a_readme_is_no_article(tmp_path, capsys,
     (docs / "training" / "README.md").write_text("---\ntitle: x\n---\n", encoding="utf-8")
     (docs / "training" / "a.md").write_text("---\ntitle: 页\n---\n", encoding="utf-8")
     assert [p.name for p in check_books.articles(docs)] == ["a.md"]
-    monkeypatch.setattr(check_books, "check_pdf", lambda book: ["docs/training/a.md:2: KB121 ::error::x ##[error]y"])
+    monkeypatch.setattr(
+        check_books, "check_pdf", lambda book: ["docs/training/a.md:2: KB121 ::error::x ##[error]y"]
+    )
     assert check_books.main(["pdf", str(tmp_path / "x.pdf")]) == 1
     err = capsys.readouterr().err
     assert "KB121" in err and "##[" not in err and "\n::" not in "\n" + err, err

@@ -99,7 +99,13 @@ def test_a_status_line_quoting_a_file_name_cannot_hold_a_workflow_command():
     """Sphinx's status lines name the files it copies (a download's name comes
     from a pull request): the colours stay, a workflow command does not."""
     record = logging.LogRecord(
-        "sphinx.builders", logging.INFO, __file__, 1, "\x1b[01m%s\x1b[39;49;00m", ("training/##[error]x.txt",), None
+        "sphinx.builders",
+        logging.INFO,
+        __file__,
+        1,
+        "\x1b[01m%s\x1b[39;49;00m",
+        ("training/##[error]x.txt",),
+        None,
     )
     assert log.PLAIN_WARNINGS.filter(record)
     assert record.getMessage() == "\x1b[01mtraining/# #[error]x.txt\x1b[39;49;00m"
@@ -112,7 +118,8 @@ def test_a_download_named_as_a_workflow_command_is_not_one_in_the_log(tmp_path):
     (root / "docs/training/##[error title=leak]x.txt").write_text("x\n", encoding="utf-8")
     page = root / "docs/training/x.md"
     page.write_text(
-        page.read_text(encoding="utf-8") + "\n{download}`说明 <##[error title=leak]x.txt>`\n", encoding="utf-8"
+        page.read_text(encoding="utf-8") + "\n{download}`说明 <##[error title=leak]x.txt>`\n",
+        encoding="utf-8",
     )
     code, out = build(root)
     assert code != 0 and "KB018 the name holds characters" in out, out[-3000:]
