@@ -18,6 +18,14 @@ CHROMIUM    ?= /usr/bin/chromium
 MAKEFLAGS += --no-builtin-rules --no-builtin-variables
 .SUFFIXES:
 
+# The environments make installs and then runs (.venv/bin/python,
+# node_modules/.bin/pagefind) are never the repository's: a pull request that
+# commits them would have make run its own programs at the first step.
+ifneq ($(shell git ls-files -- .venv node_modules 2>/dev/null | head -c 1),)
+$(info .venv:1: KB059 files under .venv/ or node_modules/ are committed: make would run them as the tools it installs; git rm -r --cached .venv node_modules)
+$(error the repository holds installed tools)
+endif
+
 .DEFAULT_GOAL := help
 .PHONY: committed-build help venv dev-venv snippets-venv browser book-tools html epub pdf books diagrams serve test test-fast snippets lint linkcheck check new bench bench-search page-weight import stale-data claims clean
 

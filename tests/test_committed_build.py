@@ -18,7 +18,7 @@ import subprocess
 import pytest
 from kb.guard import committed_build
 from one_build import make, tiny_repo
-from test_data_errors import assert_fails_at, build, tiny_project
+from test_data_errors import ROOT, assert_fails_at, build, tiny_project
 
 pytestmark = pytest.mark.slow
 
@@ -115,3 +115,21 @@ def test_a_checkout_git_cannot_list_is_refused_not_trusted(tmp_path, monkeypatch
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "no-such-git-dir"))
     out = assert_fails_at(root, "KB059 git cannot list the files of this checkout", timeout=300)
     assert "safe.directory" in out
+
+
+@pytest.mark.parametrize("folder", [".venv/bin", "node_modules/.bin"])
+def test_committed_tools_stop_make_before_it_runs_them(tmp_path, folder):
+    """make runs .venv/bin/python and node_modules' programs as the tools it
+    installed: committed ones would be a pull request's own programs."""
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    tool = tmp_path / folder / "python"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\necho PWNED\n", encoding="utf-8")
+    tool.chmod(0o755)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    proc = subprocess.run(["make", "help"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr  # not committed: make goes on
+    subprocess.run(["git", "add", "-f", folder], cwd=tmp_path, check=True)
+    proc = subprocess.run(["make", "html"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "PWNED" not in proc.stdout + proc.stderr
+    assert ".venv:1: KB059 files under .venv/ or node_modules/ are committed" in proc.stdout, proc.stdout
