@@ -159,6 +159,26 @@ def test_a_file_in_the_latex_folder_that_sphinx_did_not_write_fails_the_build(bu
     assert "Traceback" not in log
 
 
+def test_a_template_writing_a_redirect_or_a_remote_request_into_the_epub_fails_it(tmp_path):
+    """The book is published beside the site and a reader follows redirects
+    and loads from other hosts as a browser does: its pages get the checks of
+    a document (kb.guard.html, KB015), and the failed book is deleted."""
+    root = make_small_site(tmp_path / "kb")
+    with (root / "_templates/page.html").open("a", encoding="utf-8") as page:
+        page.write(
+            '{% block extrahead %}{{ super() }}{% if builder == "epub" %}'
+            '<meta http-equiv="refresh" content="5;url=https://evil.example/"/>'
+            '<link rel="preconnect" href="https://evil.example/"/>{% endif %}{% endblock %}'
+        )
+    code, log, out = build(root, "epub")
+    assert code != 0 and "Traceback" not in log, log[-3000:]
+    assert re.search(r"\.xhtml:\d+: WARNING: KB015 <meta http-equiv='refresh'> can redirect", log), log[
+        -3000:
+    ]
+    assert "KB015 <link href='https://evil.example/'>" in log, log[-3000:]
+    assert not list(out.glob("*.epub"))
+
+
 def test_linkcheck_starts_and_passes_the_internal_links(built):
     out = _passes(built("linkcheck"))
     assert (out / "output.json").is_file() and (out / "output.txt").is_file()

@@ -848,9 +848,34 @@ def check_files(files: list[tuple[Path, bool]]) -> list[tuple[str | None, list[t
         return list(pool.map(_check, files, chunksize=16))
 
 
+def check_book_pages(app) -> None:
+    """An epub's pages are read by a book reader, not served with the site's
+    headers, so they need not carry its policy; but a reader follows a
+    redirect and loads from other hosts as a browser does, and the book is
+    published beside the site. Each of its XHTML pages gets the checks of a
+    document (KB015); a book that fails them is deleted, so that no later step
+    can publish it."""
+    out = Path(app.outdir)
+    found = False
+    for path in sorted(p for p in out.rglob("*") if p.suffix.lower() in (".xhtml", ".html", ".htm", ".svg")):
+        for line, what in check_file(path, page=False):
+            found = True
+            logger.warning(
+                "KB015 %s; look for it in the page's source, _templates/ or an extension",
+                what,
+                location=f"{shown(path)}:{line}",
+                type="kb",
+                subtype="html-guard",
+            )
+    if found:
+        for book in out.glob("*.epub"):
+            book.unlink()
+
+
 def on_build_finished(app, exception) -> None:
-    # pages a browser opens; an epub's pages are read by a book reader, not
-    # served with the site's headers
+    if exception is None and app.builder.name == "epub":
+        check_book_pages(app)
+    # pages a browser opens, under the site's policy
     if exception is not None or not serves_pages(app.builder):
         _stop_background()
         return
