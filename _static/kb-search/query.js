@@ -286,14 +286,20 @@ export function matchTerms(query, hits = []) {
     }
     flush();
   }
-  hits.forEach(({ group }) => {
+  // a term's other names weigh as the name the query used: a section that
+  // says 昇腾 910B holds no more of the query 昇腾 than one that says 昇腾
+  const named = new Map(); // name → the name the query used
+  hits.forEach(({ group, hit }) => {
     const key = `term:${prepared(group)[0].name}`;
-    for (const { name } of prepared(group)) terms.set(name, key);
+    for (const { name } of prepared(group)) {
+      terms.set(name, key);
+      named.set(name, hit);
+    }
   });
   const out = [...terms].map(([text, key]) => ({ text, key, weak: text.length === 1 && HAS_CJK.test(text) }));
   for (const text of pieces2) if (!terms.has(text)) out.push({ text, key: text, piece: true });
   for (const text of weak) if (!terms.has(text)) out.push({ text, key: text, weak: true });
-  for (const term of out) term.weight = termWeight(term.text);
+  for (const term of out) term.weight = termWeight(named.get(term.text) ?? term.text);
   if (out.every((t) => t.weak)) for (const t of out) t.weak = false;
   for (const text of glue) if (!out.some((t) => t.text === text)) out.push({ text, key: text, glue: true, weight: 0 });
   return out.sort((a, b) => b.text.length - a.text.length || (a.text < b.text ? -1 : 1));

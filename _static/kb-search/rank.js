@@ -5,7 +5,7 @@
 // result's text comes from `load` (fragment.js's pageData).
 
 import {
-  HAS_CJK, aliasHits, canonical, escapeRegExp, isCompound, matchTerms, normalize, pieces, relaxed,
+  HAS_CJK, aliasHits, canonical, escapeRegExp, isCompound, matchTerms, normalize, pieces, prepared, relaxed,
   stripQuestion, termOf, variants,
 } from "./query.js";
 
@@ -99,11 +99,29 @@ function headingBonus(data, want) {
   const cover = Math.max(0, ...want.rewrites.map((q) => titleCoverage(q, data.meta.title)));
   const partial = cover >= 0.5 ? 1.5 * cover : 0;
   if (want.names.some((n) => sections.some((s) => s.includes(n)))) return Math.max(1, partial);
+  // the terms the query names (any of their glossary names) in the title or
+  // a section's title: a question that names 梯度累积 among other words is
+  // answered by the section on 梯度累积, not by a long page that holds all
+  // the words apart (a share of the named terms, by the length of the names
+  // the query used)
+  const named = Math.max(termCover(want.named, title) * 1.5, ...sections.map((s) => termCover(want.named, s)));
   // most of the query in a section's title: 数据预处理太慢 and "案例 12：数据
   // 预处理慢", where a page with 数据, 处理 and 太慢 apart held more words
   const titles = (data.sub_results || []).map((s) => s.title).filter(Boolean);
   const sectionCover = Math.max(0, ...want.rewrites.flatMap((q) => titles.map((t) => titleCoverage(q, t))));
-  return Math.max(partial, sectionCover >= 0.5 ? sectionCover : 0);
+  return Math.max(partial, named >= 0.5 ? named : 0, sectionCover >= 0.5 ? sectionCover : 0);
+}
+
+// The share of the glossary terms a query names (`terms`: [{weight, names}])
+// whose names a (squashed) title holds, by weight.
+export function termCover(terms, title) {
+  let held = 0;
+  let total = 0;
+  for (const { weight, names } of terms) {
+    total += weight;
+    if (names.some((n) => title.includes(n))) held += weight;
+  }
+  return total ? held / total : 0;
 }
 
 // A page's text, for lookups: whether it holds a piece of Chinese, or a
@@ -224,6 +242,10 @@ export async function search(pagefind, raw, groups, limit, load) {
   }
   const want = {
     rewrites, names: rewrites.map(squash).filter((n) => n.length >= 2),
+    named: hits.map(({ group, hit }) => ({
+      weight: squash(hit).length,
+      names: prepared(group).map(({ name }) => squash(name)).filter((n) => n.length >= 2),
+    })),
     terms: matchTerms(query, hits), parts: queries.map(([q]) => partsOf(q)),
   };
   const searched = performance.now();

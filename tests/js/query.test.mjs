@@ -106,3 +106,12 @@ test("match terms: words, glossary names as one term each, single characters wea
   // a single character that is the whole query is a term
   assert.deepEqual(matchTerms("卡").map((t) => [t.text, t.weak]), [["卡", false]]);
 });
+
+test("a glossary term's other names weigh as the name the query used", () => {
+  // 显存 (2 characters) named: its name "GPU memory" in a section is no
+  // heavier evidence than 显存 itself
+  const terms = matchTerms("显存 泄漏", aliasHits("显存 泄漏", GROUPS));
+  const weight = (text) => terms.find((t) => t.text === text)?.weight;
+  assert.equal(weight("gpu memory"), weight("显存"));
+  assert.equal(weight("显存"), 2);
+});

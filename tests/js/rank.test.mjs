@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { pageExcerpts } from "../../_static/kb-search/excerpt.js";
-import { search, titleCoverage } from "../../_static/kb-search/rank.js";
+import { search, termCover, titleCoverage } from "../../_static/kb-search/rank.js";
 
 // pages: [id, score, title, content]; the engine finds them for `found`
 // queries only; `asked` records every query searched.
@@ -103,4 +103,30 @@ test("a section titled with most of the query counts like the page title", async
   };
   const found = await search(engine(pages, ["数据预处理太慢"]), "数据预处理太慢", [], 5, loadWith);
   assert.deepEqual(urls(found), ["/trouble.html", "/rental.html"]);
+});
+
+test("term cover: the share of the named glossary terms a title holds, by the names' length", () => {
+  const named = [{ weight: 4, names: ["梯度累积", "gradientaccumulation"] }, { weight: 2, names: ["显存", "vram"] }];
+  assert.equal(termCover(named, "技巧2：梯度累积"), 4 / 6);
+  assert.equal(termCover(named, "案例1：vram不足"), 2 / 6);
+  assert.equal(termCover(named, "梯度累积与显存"), 1);
+  assert.equal(termCover(named, "总结"), 0);
+  assert.equal(termCover([], "梯度累积"), 0);
+});
+
+test("a question naming a term among other words ranks the page with a section on the term first", async () => {
+  const pages = [
+    // the words apart, many times: Pagefind's best
+    ["long", 9.0, "故障排查手册", "大 batch 时梯度爆炸，可以用梯度裁剪代替；误差累积也能代替重算。"],
+    ["tips", 3.0, "训练技巧", "梯度累积把几个小 batch 的梯度加起来再更新，可以代替大 batch。"],
+  ];
+  const withSection = async (result, terms) => {
+    const [id, , title, content] = pages.find(([pid]) => pid === result.id);
+    const anchors = id === "tips" ? [{ id: "acc", text: "技巧 2：梯度累积", element: "h2", location: 0 }] : [];
+    return pageExcerpts({ url: `/${id}.html`, meta: { title }, content, anchors }, result.words, terms);
+  };
+  const groups = [{ names: ["梯度累积", "gradient accumulation"], def: "" }];
+  const query = "梯度累积能代替大 batch 吗";
+  const found = await search(engine(pages, ["梯度累积能代替大 batch", "gradient accumulation 能代替大 batch"]), query, groups, 5, withSection);
+  assert.deepEqual(urls(found), ["/tips.html", "/long.html"]);
 });
