@@ -374,3 +374,52 @@ def test_ci_installs_the_packages_make_book_tools_installs():
     (install,) = [line for line in script.splitlines() if "--no-install-recommends" in line]
     assert wanted and wanted <= set(install.split()), wanted - set(install.split())
     assert 'export CI="${CI:-true}"' in script  # the book tests never skip in CI
+
+
+SHOTS = ROOT / "test-results" / "books"
+
+
+def _page_texts(pdf: Path) -> list[str]:
+    """The text of each page (pdftotext separates pages with a form feed)."""
+    text = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    return text.split("\f")
+
+
+@pytest.mark.slow
+def test_pictures_of_two_pdf_pages_for_a_reviewer(books):
+    """test-results/books/: a page with a table, code and an 编者注 as the book
+    sets them, and a page with a diagram (pdftoppm, from poppler-utils, which
+    the books' checks use too)."""
+    pdf = books / "latex" / "51suanli-kb.pdf"
+    pages = _page_texts(pdf)
+    # a table (rows of four or more cells apart), Python code and a note's title, on one page
+    row = re.compile(r" *[^\s#=(]\S*( {2,}\S+){3,} *")
+    note = next(
+        i
+        for i, t in enumerate(pages, 1)
+        if "编者注" in t and "import " in t and sum(bool(row.fullmatch(line)) for line in t.splitlines()) >= 3
+    )
+    diagram = next(i for i, t in enumerate(pages, 1) if re.search(r"^\s*图\s*\d+(\s|$)", t, re.M))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for name, page in (("pdf-table-code-note", note), ("pdf-diagram", diagram)):
+        for old in SHOTS.glob(f"{name}*.png"):
+            old.unlink()
+        subprocess.run(
+            [
+                "pdftoppm",
+                "-png",
+                "-r",
+                "80",
+                "-f",
+                str(page),
+                "-l",
+                str(page),
+                "-singlefile",
+                str(pdf),
+                str(SHOTS / name),
+            ],
+            check=True,
+        )
+        assert (SHOTS / f"{name}.png").stat().st_size > 10_000
