@@ -162,8 +162,11 @@ async function runQuery(asked, since = performance.now()) {
     const list = document.createElement("ol");
     list.className = "kb-search-list";
     for (const { data } of results.top) list.append(renderResult(data, ROOT_URL));
+    // "PUE 是什么意思": the glossary's entry is the first result, not a card beside them
+    const asked = term && results.definition;
+    if (asked) list.prepend(renderTermResult(term));
     const notice = results.partial ? [partialNotice(raw.trim())] : [];
-    container.replaceChildren(...cutNotice, ...(term ? [renderTerm(term)] : []), ...notice, list);
+    container.replaceChildren(...cutNotice, ...(term && !asked ? [renderTerm(term)] : []), ...notice, list);
     showCount(status, results.total, results.top.length);
     if (results.total > results.top.length) container.append(moreButton(run, results, list, status));
   } else {
@@ -240,6 +243,30 @@ function moreButton(run, results, list, status) {
     else button.remove();
   });
   return button;
+}
+
+// A glossary entry as a result: its names, its definition, and its place in
+// the glossary as the section that answers.
+function renderTermResult(entry) {
+  const li = document.createElement("li");
+  li.setAttribute("data-search-result", "");
+  li.className = "kb-search-result kb-search-term-result";
+  const href = new URL(entry.url, new URL("search.html", ROOT_URL)).href;
+  const link = Object.assign(document.createElement("a"), { href, className: "kb-search-title" });
+  link.textContent = `${say("term")}${entry.names.slice(0, 3).join(" · ")}`;
+  const def = document.createElement("p");
+  def.className = "kb-search-excerpt";
+  for (const [text, code] of definitionPieces(entry.def)) {
+    if (!code) def.append(text);
+    else def.append(Object.assign(document.createElement("code"), { textContent: text }));
+  }
+  const sections = document.createElement("ul");
+  sections.className = "kb-search-sections";
+  const item = document.createElement("li");
+  item.append(Object.assign(document.createElement("a"), { href, textContent: entry.names[0] }));
+  sections.append(item);
+  li.append(link, def, sections);
+  return li;
 }
 
 function renderTerm(entry) {

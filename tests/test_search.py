@@ -390,6 +390,18 @@ def test_a_glossary_card_shows_code_as_code(page, server):
     assert card.locator("code").all_inner_texts() == ["CUDA out of memory"]
 
 
+def test_a_question_of_what_a_term_means_has_its_glossary_entry_first(page, server):
+    """ "X 是什么" asks for the definition: the glossary's entry is the first
+    result (its place in the glossary as the section), the articles after it;
+    a question that names the term among other words keeps the card above."""
+    rows = results_for(page, server, "混合精度是什么意思")
+    assert rows[0]["docname"] == "glossary" and rows[0]["sections"][0].startswith("glossary#term-"), rows[:2]
+    assert rows[0]["title"].startswith("术语：混合精度") and len(rows) > 1
+    assert page.locator(".kb-search-term").count() == 0  # not shown twice
+    rows = results_for(page, server, "混合精度能省多少显存")
+    assert rows[0]["docname"] != "glossary" and page.locator(".kb-search-term").count() == 1
+
+
 def test_no_result_message_and_done_flag(page, server):
     rows = results_for(page, server, "zzzzzz")
     assert rows == []

@@ -49,6 +49,18 @@ export function normalize(query) {
     .trim();
 }
 
+// A question that asks what a term means: the glossary's entry answers it.
+const DEFINITION = /是什么意思|什么意思|是什么|什么是|是啥|指什么|的定义|的含义|含义|定义|的意思|意思/g;
+
+// Whether `query` (normalized) asks only what the glossary terms it names
+// (`hits`) mean: "pue 是什么意思", "什么是 kv cache", not "kv cache 占多少显存".
+export function isDefinitionQuestion(query, hits) {
+  if (!hits.length || !query.match(DEFINITION)) return false;
+  let rest = query.replace(DEFINITION, " ");
+  for (const { hit } of [...hits].sort((a, b) => b.hit.length - a.hit.length)) rest = rest.split(hit).join(" ");
+  return !/\S/.test(rest.replace(QUESTION_WORDS, " "));
+}
+
 // "A vs B" asks about A and B; a page that compares them need not say vs.
 const VERSUS = /(^|\s)(?:vs\.?|versus)(?=\s|$)/g;
 

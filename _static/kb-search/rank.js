@@ -5,8 +5,8 @@
 // result's text comes from `load` (fragment.js's pageData).
 
 import {
-  HAS_CJK, aliasHits, canonical, escapeRegExp, isCompound, matchTerms, normalize, pieces, prepared, relaxed,
-  stripQuestion, termOf, variants,
+  HAS_CJK, aliasHits, canonical, escapeRegExp, isCompound, isDefinitionQuestion, matchTerms, normalize, pieces,
+  prepared, relaxed, stripQuestion, termOf, variants,
 } from "./query.js";
 
 export const RESULTS_PER_PAGE = 5;
@@ -259,5 +259,7 @@ export async function search(pagefind, raw, groups, limit, load) {
   });
   performance.measure("kb-search: index", { start, end: searched });
   performance.measure("kb-search: excerpts", { start: searched, end: performance.now() });
-  return { total: ranked.length, top, want, ranked, term: termOf(hits), partial };
+  // a question of what a term means: its glossary entry is the first answer
+  const definition = isDefinitionQuestion(normalize(raw), hits);
+  return { total: ranked.length, top, want, ranked, term: termOf(hits), partial, definition };
 }

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  aliasHits, cleanQuery, isCompound, matchTerms, normalize, queryWords, relaxed, stripQuestion, variants,
+  aliasHits, cleanQuery, isCompound, isDefinitionQuestion, matchTerms, normalize, queryWords, relaxed, stripQuestion,
+  variants,
 } from "../../_static/kb-search/query.js";
 
 const GROUPS = [
@@ -114,4 +115,15 @@ test("a glossary term's other names weigh as the name the query used", () => {
   const weight = (text) => terms.find((t) => t.text === text)?.weight;
   assert.equal(weight("gpu memory"), weight("显存"));
   assert.equal(weight("显存"), 2);
+});
+
+test("a definition question asks only what the named terms mean", () => {
+  const asks = (raw) => {
+    const query = normalize(raw);
+    return isDefinitionQuestion(query, aliasHits(stripQuestion(query), GROUPS));
+  };
+  for (const raw of ["混合精度是什么", "什么是 AMP？", "VRAM 是什么意思", "ZeRO 的定义", "显存是啥"]) assert.ok(asks(raw), raw);
+  for (const raw of ["混合精度", "混合精度能省多少显存", "什么是好的学习率", "ZeRO-3 是什么时候发布的", "OOM 是什么意思"]) {
+    assert.ok(!asks(raw), raw);
+  }
 });
