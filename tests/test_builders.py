@@ -159,16 +159,18 @@ def test_a_file_in_the_latex_folder_that_sphinx_did_not_write_fails_the_build(bu
     assert "Traceback" not in log
 
 
-def test_a_template_writing_a_redirect_or_a_remote_request_into_the_epub_fails_it(tmp_path):
+@pytest.mark.parametrize("prefix", ["", "h:"], ids=["plain", "namespace-prefix"])
+def test_a_template_writing_a_redirect_or_a_remote_request_into_the_epub_fails_it(tmp_path, prefix):
     """The book is published beside the site and a reader follows redirects
     and loads from other hosts as a browser does: its pages get the checks of
     a document (kb.guard.html, KB015), and the failed book is deleted."""
     root = make_small_site(tmp_path / "kb")
+    xmlns = 'xmlns:h="http://www.w3.org/1999/xhtml" ' if prefix else ""
     with (root / "_templates/page.html").open("a", encoding="utf-8") as page:
         page.write(
             '{% block extrahead %}{{ super() }}{% if builder == "epub" %}'
-            '<meta http-equiv="refresh" content="5;url=https://evil.example/"/>'
-            '<link rel="preconnect" href="https://evil.example/"/>{% endif %}{% endblock %}'
+            f'<{prefix}meta {xmlns}http-equiv="refresh" content="5;url=https://evil.example/"/>'
+            f'<{prefix}link {xmlns}rel="preconnect" href="https://evil.example/"/>{{% endif %}}{{% endblock %}}'
         )
     code, log, out = build(root, "epub")
     assert code != 0 and "Traceback" not in log, log[-3000:]

@@ -157,6 +157,19 @@ SVGS = {
         1,
         "another host",
     ),
+    # an element of HTML's namespace under a prefix: a browser honours it
+    "prefixed-meta-refresh": (
+        '<svg xmlns="http://www.w3.org/2000/svg"><h:meta xmlns:h="http://www.w3.org/1999/xhtml" '
+        'http-equiv="refresh" content="0;url=https://evil.example/"/></svg>\n',
+        1,
+        "<meta http-equiv='refresh'> can redirect",
+    ),
+    "prefixed-link": (
+        '<svg xmlns="http://www.w3.org/2000/svg"><h:link xmlns:h="http://www.w3.org/1999/xhtml" '
+        'rel="stylesheet" href="https://evil.example/track.css"/></svg>\n',
+        1,
+        "another host",
+    ),
 }
 
 

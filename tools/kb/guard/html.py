@@ -442,16 +442,26 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
     styles: list[tuple[int, list[str]]] = []  # open <style> elements and their text, which is CSS
 
     def start(name: str, attrib: dict[str, str]) -> None:
+        # by local name: a prefix (<h:meta xmlns:h="…xhtml">) names the same element
         line, tag = parser.CurrentLineNumber, _local(name)
+        attrs = {_local(k): v for k, v in attrib.items()}
         if tag in XML_ACTIVE:
             found.append((line, f"<{tag}> in an XML document runs or embeds content"))
+        if tag == "meta" and "http-equiv" in attrs:  # no policy <meta> belongs in a document
+            found.append(
+                (line, f"<meta http-equiv={attrs['http-equiv']!r}> can redirect or change the policy")
+            )
+        if tag == "meta" and attrs.get("name", "").lower() == "referrer":
+            found.append((line, "<meta name=referrer> changes what links tell other sites"))
         for attr_name, value in attrib.items():
             attr = _local(attr_name)
             if attr.startswith("on"):
                 found.append((line, f"event handler {attr}= on <{tag}>; attach it from a script file"))
             elif attr in URL_ATTRS or attr == "srcset":
                 loads = attr == "href" and tag in XML_LOADS  # <image href> fetches, like src
-                found.extend((line, what) for what in _url_problems(tag, "src" if loads else attr, value, {}))
+                found.extend(
+                    (line, what) for what in _url_problems(tag, "src" if loads else attr, value, attrs)
+                )
             elif attr == "style" or "url(" in css_unescaped(value).lower():
                 found.extend((line, what) for what in _css_problems(tag, value))  # fill="url(…)" too
         found.extend(
