@@ -117,7 +117,7 @@ def test_a_checkout_git_cannot_list_is_refused_not_trusted(tmp_path, monkeypatch
     assert "safe.directory" in out
 
 
-@pytest.mark.parametrize("folder", [".venv/bin", "node_modules/.bin"])
+@pytest.mark.parametrize("folder", [".venv/bin", "node_modules/.bin", "tools/node_modules/happy-dom"])
 def test_committed_tools_stop_make_before_it_runs_them(tmp_path, folder):
     """make runs .venv/bin/python and node_modules' programs as the tools it
     installed: committed ones would be a pull request's own programs."""
@@ -132,4 +132,6 @@ def test_committed_tools_stop_make_before_it_runs_them(tmp_path, folder):
     subprocess.run(["git", "add", "-f", folder], cwd=tmp_path, check=True)
     proc = subprocess.run(["make", "html"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "PWNED" not in proc.stdout + proc.stderr
-    assert ".venv:1: KB059 files under .venv/ or node_modules/ are committed" in proc.stdout, proc.stdout
+    assert ".venv:1: KB059 files under .venv/ or a node_modules/ folder are committed" in proc.stdout, (
+        proc.stdout
+    )
