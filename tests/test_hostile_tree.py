@@ -259,3 +259,23 @@ def test_pagefind_yml_that_is_a_symlink_or_a_device_is_refused(root):
 def test_a_docutils_conf_fifo_is_refused_not_waited_on(root):
     os.mkfifo(root / "docutils.conf")
     assert_fails_at(root, "docutils.conf:1: WARNING: KB018 is not a regular file", timeout=60)
+
+
+def test_package_json_is_read_as_npm_reads_it_and_else_named(tmp_path):
+    """The diagrams' digests name the mermaid version package.json pins: a
+    byte order mark or a null section (which npm accepts) was a traceback;
+    a section that is no mapping is KB112 at the file."""
+    import json
+
+    from small_site import build as build_with, make_small_site
+
+    root = make_small_site(tmp_path / "kb")
+    package = root / "package.json"
+    pins = json.loads(package.read_text(encoding="utf-8"))
+    package.write_text("\ufeff" + json.dumps({**pins, "devDependencies": None}), encoding="utf-8")
+    code, log, _ = build_with(root, "html")
+    assert code == 0 and "WARNING" not in log and "Traceback" not in log, log[-3000:]
+    package.write_text(json.dumps({**pins, "devDependencies": ["mermaid"]}), encoding="utf-8")
+    code, log, _ = build_with(root, "html")
+    assert code != 0 and "Traceback" not in log, log[-3000:]
+    assert "package.json:1: WARNING: KB112 package.json cannot be read" in log, log[-3000:]

@@ -1245,8 +1245,9 @@ def name_problem(relative: str) -> str | None:
 
 
 # Files beside conf.py that the build reads (docutils reads docutils.conf
-# from the configuration's folder; kb.search.index reads pagefind.yml).
-ROOT_INPUTS = ("docutils.conf", "pagefind.yml")
+# from the configuration's folder; kb.search.index reads pagefind.yml,
+# kb.site.mermaid package.json).
+ROOT_INPUTS = ("docutils.conf", "pagefind.yml", "package.json")
 
 
 def check_input_tree(app, config) -> None:

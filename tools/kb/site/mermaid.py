@@ -172,8 +172,32 @@ def mermaid_version(confdir: str | Path) -> str:
     package = Path(confdir) / "package.json"
     if not package.exists():
         return "none"
-    pins = json.loads(package.read_text(encoding="utf-8"))
-    return str({**pins.get("devDependencies", {}), **pins.get("dependencies", {})}.get("mermaid", "none"))
+    pins = package_pins(package)
+    return "unreadable" if pins is None else str(pins.get("mermaid", "none"))
+
+
+def package_pins(path: Path) -> dict | None:
+    """package.json's dependencies and devDependencies, read as npm reads
+    them (a byte order mark is skipped, a null section is none), or None
+    when they cannot be (on_config_inited reports it, KB112)."""
+    from kb.core import data as kb_data
+
+    text, problem = kb_data.read_text(path)  # a regular file of a data file's size
+    if problem is not None:
+        return None
+    try:
+        package = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(package, dict):
+        return None
+    pins: dict = {}
+    for key in ("devDependencies", "dependencies"):
+        section = package.get(key) or {}
+        if not isinstance(section, dict):
+            return None
+        pins.update(section)
+    return pins
 
 
 def render_settings(config) -> dict[str, dict[str, Any]]:
@@ -486,6 +510,16 @@ def add_assets(app, pagename, templatename, context, doctree) -> None:
 def on_config_inited(app, config) -> None:
     if config.mermaid_d3_zoom:
         _warn("KB060 mermaid_d3_zoom is not supported here (it loads d3 from a CDN); remove it from conf.py")
+    package = Path(app.confdir) / "package.json"
+    if package.is_file() and not package.is_symlink() and package_pins(package) is None:
+        logger.warning(
+            "KB112 package.json cannot be read for the mermaid version the diagrams were drawn with "
+            "(not JSON, not UTF-8, or dependencies that are not a mapping of names to versions); "
+            "fix it as npm reads it",
+            location="package.json:1",
+            type="kb",
+            subtype="mermaid",
+        )
 
 
 def copy_svgs(app):
