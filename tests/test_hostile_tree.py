@@ -267,7 +267,8 @@ def test_package_json_is_read_as_npm_reads_it_and_else_named(tmp_path):
     a section that is no mapping is KB112 at the file."""
     import json
 
-    from small_site import build as build_with, make_small_site
+    from small_site import build as build_with
+    from small_site import make_small_site
 
     root = make_small_site(tmp_path / "kb")
     package = root / "package.json"
