@@ -181,6 +181,29 @@ def test_a_template_writing_a_redirect_or_a_remote_request_into_the_epub_fails_i
     assert not list(out.glob("*.epub"))
 
 
+def test_tex_that_reads_files_or_instructs_the_pdf_driver_fails_the_latex_build(built, small, tmp_path):
+    """Sphinx escapes what it writes; a text that reached the .tex unescaped
+    (here the date, from a setting; a translation's is refused earlier, KB039)
+    and that reads files or hands xdvipdfmx a special is KB131 at its line,
+    before make runs TeX: openin_any does not bind xdvipdfmx's pdf:fstream."""
+    from kb.site.book import tex_problems
+
+    assert tex_problems("\\catcode`^^^^00a0\\active\n\\begin{document}\ntext\n") == []
+    assert tex_problems("a\n\\date{\\special{pdf:fstream @x (/etc/passwd)}}\n") == [(2, "\\special")]
+    assert tex_problems("a\nb ^^5cinput^^7b/etc/passwd^^7d\n") == [(2, "^^")]
+    assert tex_problems("\\immediate\\write18{id}\\openin3=x") == [
+        (1, "\\immediate"),
+        (1, "\\openin"),
+        (1, "\\write18"),
+    ]
+    out = tmp_path / "latex"
+    code, log, _ = build(small, "latex", "-D", "today=1\\special{pdf:fstream @x (/etc/hostname)}", out=out)
+    assert code != 0 and "Traceback" not in log, log[-3000:]
+    assert re.search(r"51suanli-kb\.tex:\d+: WARNING: KB131 the book's LaTeX holds \\special", log), log[
+        -3000:
+    ]
+
+
 def test_linkcheck_starts_and_passes_the_internal_links(built):
     out = _passes(built("linkcheck"))
     assert (out / "output.json").is_file() and (out / "output.txt").is_file()

@@ -32,6 +32,7 @@ broken one.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -353,6 +354,30 @@ def latex_folder_problems(outdir: Path, documents: list[str]) -> list[tuple[str,
     return problems
 
 
+# TeX commands that read or write files or hand the PDF driver raw
+# instructions (xdvipdfmx's pdf:fstream copies any file of the machine into
+# the PDF, whatever openin_any says). Sphinx escapes every text it writes,
+# and neither it nor the site's preamble uses them: in the .tex they are text
+# that reached it unescaped (a translation, a setting), and the PDF is not made.
+TEX_COMMANDS = re.compile(
+    r"\\(?:special|input|include|openin|openout|read|immediate|write\d*|directlua|csname|pdfobj|XeTeX[A-Za-z]*)"
+    r"(?![A-Za-z])"
+)
+# ^^xx is any character to TeX (^^5c is a backslash): Sphinx's preamble
+# writes it once, as ^^^^00a0 (the no-break space), and nothing else may
+CARETS = re.compile(r"\^\^")
+SPHINX_CARETS = "^^^^00a0"
+
+
+def tex_problems(text: str) -> list[tuple[int, str]]:
+    """(line, command) for each command of TEX_COMMANDS in the .tex, and each
+    ^^ but Sphinx's own."""
+    found = [(m.start(), m[0]) for m in TEX_COMMANDS.finditer(text)]
+    blanked = text.replace(SPHINX_CARETS, " " * len(SPHINX_CARETS))  # the same lines and offsets
+    found += [(m.start(), "^^") for m in CARETS.finditer(blanked)]
+    return sorted({(text.count("\n", 0, at) + 1, what) for at, what in found})
+
+
 def check_latex_folder(app, exception) -> None:
     """KB130 (build-finished) for a file in the LaTeX folder that make,
     latexmk or TeX could read and Sphinx did not write; ``make pdf`` then
@@ -360,6 +385,20 @@ def check_latex_folder(app, exception) -> None:
     if exception is not None or app.builder.name != "latex":
         return
     documents = [Path(entry[1]).name for entry in app.config.latex_documents]
+    for name in documents:
+        tex = Path(app.outdir, name)
+        if not tex.is_file():
+            continue
+        for line, command in tex_problems(tex.read_text(encoding="utf-8", errors="replace")):
+            logger.warning(
+                "KB131 the book's LaTeX holds %s, which reads or writes files or instructs the PDF "
+                "driver: text reached it unescaped (a translation in locale/, a setting); the PDF is "
+                "not made. Find the text at this line of the .tex and remove the command",
+                command,
+                location=f"{tex}:{line}",
+                type="kb",
+                subtype="book",
+            )
     for name, problem in latex_folder_problems(Path(app.outdir), documents):
         logger.warning(
             "KB130 %s %s: make, latexmk and TeX read files from this folder, so the PDF is not "
