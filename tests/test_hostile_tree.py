@@ -183,7 +183,10 @@ def test_make_lint_hands_each_script_to_node_as_one_name(tmp_path):
     (hostile / "javascript,console.log('PWNED',process.env.KB_TEST_SECRET) .js").write_text(
         "x\n", encoding="utf-8"
     )
-    line = _recipe(tmp_path, "lint", "find _static")
+    line = _recipe(tmp_path, "lint", ".venv/bin/python tools/check_scripts.py")
+    assert line.endswith("tools/check_scripts.py _static"), line  # the folder, not the names
+    (tmp_path / "tools").symlink_to(ROOT / "tools")
+    (tmp_path / ".venv").symlink_to(ROOT / ".venv")
     proc = subprocess.run(
         ["sh", "-c", line],
         cwd=tmp_path,

@@ -324,19 +324,22 @@ def scan(text: str, xml: bool = False) -> tuple[list[tuple[int, str]], bool]:
     return sorted(scanner.found), scanner.csp_meta
 
 
+def _meta_problem(attrs: dict[str, str]) -> str | None:
+    """A <meta http-equiv> other than the site's own policy."""
+    if "http-equiv" not in attrs or (
+        attrs["http-equiv"].lower() == "content-security-policy"
+        and _policy["meta"]
+        and attrs.get("content") == _policy["meta"]
+    ):
+        return None
+    return f"<meta http-equiv={attrs['http-equiv']!r}> can redirect or change the policy"
+
+
 def _tag_problems(tag: str, attrs: dict[str, str], pairs: list[tuple[str, str | None]]):
     if tag in EMBEDDING:
         yield f"<{tag}> embeds another document; link to it instead"
-    if (
-        tag == "meta"
-        and "http-equiv" in attrs
-        and not (
-            attrs["http-equiv"].lower() == "content-security-policy"
-            and _policy["meta"]
-            and attrs.get("content") == _policy["meta"]
-        )
-    ):
-        yield f"<meta http-equiv={attrs['http-equiv']!r}> can redirect or change the policy"
+    if tag == "meta" and (problem := _meta_problem(attrs)):
+        yield problem
     for name, value in pairs:
         value = value or ""
         if name.startswith("on"):
@@ -447,10 +450,8 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
         attrs = {_local(k): v for k, v in attrib.items()}
         if tag in XML_ACTIVE:
             found.append((line, f"<{tag}> in an XML document runs or embeds content"))
-        if tag == "meta" and "http-equiv" in attrs:  # no policy <meta> belongs in a document
-            found.append(
-                (line, f"<meta http-equiv={attrs['http-equiv']!r}> can redirect or change the policy")
-            )
+        if tag == "meta" and (problem := _meta_problem(attrs)):
+            found.append((line, problem))
         if tag == "meta" and attrs.get("name", "").lower() == "referrer":
             found.append((line, "<meta name=referrer> changes what links tell other sites"))
         for attr_name, value in attrib.items():
