@@ -22,7 +22,7 @@ MAKEFLAGS += --no-builtin-rules --no-builtin-variables
 # node_modules/.bin/pagefind) are never the repository's: a pull request that
 # commits them would have make run its own programs at the first step.
 # (node looks for a package in every node_modules/ from the importing file up)
-ifneq ($(shell git ls-files -- .venv ':(glob)**/node_modules/**' 2>/dev/null | head -c 1),)
+ifneq ($(shell git ls-files -- .venv ':(glob)**/node_modules' ':(glob)**/node_modules/**' 2>/dev/null | head -c 1),)
 $(info .venv:1: KB059 files under .venv/ or a node_modules/ folder are committed: make would run them as the tools it installs; git rm -r --cached them)
 $(error the repository holds installed tools)
 endif

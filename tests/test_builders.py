@@ -191,6 +191,14 @@ def test_tex_that_reads_files_or_instructs_the_pdf_driver_fails_the_latex_build(
     assert tex_problems("\\catcode`^^^^00a0\\active\n\\begin{document}\ntext\n") == []
     assert tex_problems("a\n\\date{\\special{pdf:fstream @x (/etc/passwd)}}\n") == [(2, "\\special")]
     assert tex_problems("a\nb ^^5cinput^^7b/etc/passwd^^7d\n") == [(2, "^^")]
+    # a command named indirectly
+    for indirect in [
+        "\\UseName{special}{x}",
+        "\\makeatletter\\@nameuse{special}{x}",
+        "\\catcode`\\|=0 |special{x}",
+    ]:
+        assert tex_problems(indirect), indirect
+    assert tex_problems("\\ifnum\\catcode`\\==\\active\\shorthandoff{=}\\fi") == []  # Sphinx's own
     assert tex_problems("\\immediate\\write18{id}\\openin3=x") == [
         (1, "\\immediate"),
         (1, "\\openin"),

@@ -135,3 +135,17 @@ def test_committed_tools_stop_make_before_it_runs_them(tmp_path, folder):
     assert ".venv:1: KB059 files under .venv/ or a node_modules/ folder are committed" in proc.stdout, (
         proc.stdout
     )
+
+
+def test_a_committed_link_named_node_modules_stops_make(tmp_path):
+    """A link is one entry to git, not a folder of files: node_modules -> zz
+    (zz/.installed newer than package.json) had make skip npm ci and run
+    zz/.bin/pagefind."""
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "zz" / ".bin").mkdir(parents=True)
+    (tmp_path / "zz" / ".installed").write_text("", encoding="utf-8")
+    (tmp_path / "node_modules").symlink_to("zz")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-f", "zz", "node_modules"], cwd=tmp_path, check=True)
+    proc = subprocess.run(["make", "-n", "html"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "KB059" in proc.stdout, proc.stdout + proc.stderr

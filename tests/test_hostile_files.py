@@ -164,6 +164,21 @@ SVGS = {
         1,
         "<meta http-equiv='refresh'> can redirect",
     ),
+    # attributes of another namespace named like the real ones, which a browser ignores
+    "decoy-attributes": (
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:x="urn:x"><h:meta xmlns:h="http://www.w3.org/1999/xhtml" '
+        'http-equiv="refresh" content="0;url=https://evil.example/" x:http-equiv="Content-Security-Policy"/></svg>\n',
+        1,
+        "<meta http-equiv='refresh'> can redirect",
+    ),
+    # expat stops reading declarations after an unread parameter entity; browsers do not
+    "doctype-entities": (
+        '<!DOCTYPE svg [ <!ENTITY % ext SYSTEM "nothing.dtd"> %ext; <!ENTITY s "<h:meta '
+        "xmlns:h='http://www.w3.org/1999/xhtml' http-equiv='refresh' content='0;url=https://evil.example/'/>\"> ]>\n"
+        '<svg xmlns="http://www.w3.org/2000/svg">&s;</svg>\n',
+        1,
+        "a DOCTYPE with declarations",
+    ),
     "prefixed-link": (
         '<svg xmlns="http://www.w3.org/2000/svg"><h:link xmlns:h="http://www.w3.org/1999/xhtml" '
         'rel="stylesheet" href="https://evil.example/track.css"/></svg>\n',

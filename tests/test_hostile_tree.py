@@ -279,7 +279,10 @@ def test_package_json_is_read_as_npm_reads_it_and_else_named(tmp_path):
     package.write_text("\ufeff" + json.dumps({**pins, "devDependencies": None}), encoding="utf-8")
     code, log, _ = build_with(root, "html")
     assert code == 0 and "WARNING" not in log and "Traceback" not in log, log[-3000:]
-    package.write_text(json.dumps({**pins, "devDependencies": ["mermaid"]}), encoding="utf-8")
-    code, log, _ = build_with(root, "html")
-    assert code != 0 and "Traceback" not in log, log[-3000:]
-    assert "package.json:1: WARNING: KB112 package.json cannot be read" in log, log[-3000:]
+    for section in ['["mermaid"]', "[" * 100_000 + "]" * 100_000]:  # not a mapping; nested past the parser
+        package.write_text(
+            json.dumps(pins)[:-1] + f', "optionalDependencies": 1, "devDependencies": {section}}}'
+        )
+        code, log, _ = build_with(root, "html")
+        assert code != 0 and "Traceback" not in log, log[-3000:]
+        assert "package.json:1: WARNING: KB112 package.json cannot be read" in log, log[-3000:]

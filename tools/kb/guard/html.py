@@ -438,8 +438,12 @@ def _local(name: str) -> str:
     return name.rsplit("}", 1)[-1].rsplit(":", 1)[-1].lower()
 
 
-def scan_xml(text: str) -> list[tuple[int, str]]:
-    """(line, what is wrong) in an XML document a browser would render."""
+XHTML_NS = "http://www.w3.org/1999/xhtml}"
+
+
+def scan_xml(text: str, svg: bool = False) -> list[tuple[int, str]]:
+    """(line, what is wrong) in an XML document a browser would render (an
+    SVG file with ``svg``)."""
     found: list[tuple[int, str]] = []
     parser = expat.ParserCreate(namespace_separator="}")
     styles: list[tuple[int, list[str]]] = []  # open <style> elements and their text, which is CSS
@@ -447,7 +451,13 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
     def start(name: str, attrib: dict[str, str]) -> None:
         # by local name: a prefix (<h:meta xmlns:h="…xhtml">) names the same element
         line, tag = parser.CurrentLineNumber, _local(name)
-        attrs = {_local(k): v for k, v in attrib.items()}
+        # what the element means is said by its attributes in no namespace: x:http-equiv,
+        # x:rel of another namespace mean nothing to a browser and must not hide the real ones
+        attrs = {k.lower(): v for k, v in attrib.items() if "}" not in k}
+        if svg and name.startswith(XHTML_NS):
+            found.append(
+                (line, f"<{tag}> of HTML in an SVG file: a browser honours it there; draw with SVG only")
+            )
         if tag in XML_ACTIVE:
             found.append((line, f"<{tag}> in an XML document runs or embeds content"))
         if tag == "meta" and (problem := _meta_problem(attrs)):
@@ -489,8 +499,21 @@ def scan_xml(text: str) -> list[tuple[int, str]]:
                 )
             )
 
+    def doctype(_name, _system, _public, internal: bool) -> None:
+        # declarations in the document: after a parameter entity expat stops reading them
+        # while a browser's parser reads on, so an entity could hold what this check never sees
+        if internal:
+            found.append(
+                (
+                    parser.CurrentLineNumber,
+                    "a DOCTYPE with declarations (entities): browsers and this check read them "
+                    "differently; remove them",
+                )
+            )
+
     parser.StartElementHandler, parser.EndElementHandler = start, end
     parser.CharacterDataHandler, parser.ProcessingInstructionHandler = data, instruction
+    parser.StartDoctypeDeclHandler = doctype
     try:
         parser.Parse(text, True)
     except expat.ExpatError as exc:
@@ -544,7 +567,7 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
         return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
     text = decoded(path.read_bytes() if data is None else data)
     if path.suffix.lower() in XML_TYPES:
-        return sorted(set(scan(text, xml=True)[0] + scan_xml(text)))
+        return sorted(set(scan(text, xml=True)[0] + scan_xml(text, svg=path.suffix.lower() == ".svg")))
     if path.suffix.lower() == ".css":
         unescaped = css_unescaped(text)  # the same lines as the file's
         starts = [0] + [m.end() for m in re.finditer("\n", unescaped)]

@@ -359,9 +359,13 @@ def latex_folder_problems(outdir: Path, documents: list[str]) -> list[tuple[str,
 # the PDF, whatever openin_any says). Sphinx escapes every text it writes,
 # and neither it nor the site's preamble uses them: in the .tex they are text
 # that reached it unescaped (a translation, a setting), and the PDF is not made.
+# A list cannot be complete (a command can be named indirectly), so it also
+# holds the ways of naming one: \UseName{special}, \@nameuse, expl3's
+# \tex_special:D, \scantokens, and \catcode`…=0 (a new escape character).
 TEX_COMMANDS = re.compile(
-    r"\\(?:special|input|include|openin|openout|read|immediate|write\d*|directlua|csname|pdfobj|XeTeX[A-Za-z]*)"
-    r"(?![A-Za-z])"
+    r"\\(?:special|input|include|openin|openout|read|immediate|write\d*|directlua|csname|pdfobj|XeTeX[A-Za-z]*"
+    r"|UseName|nameuse|@nameuse|ExplSyntaxOn|scantokens|tex_[A-Za-z_]+:D)(?![A-Za-z])"
+    r"|\\catcode\s*`\\?.\s*=\s*0(?!\d)"
 )
 # ^^xx is any character to TeX (^^5c is a backslash): Sphinx's preamble
 # writes it once, as ^^^^00a0 (the no-break space), and nothing else may

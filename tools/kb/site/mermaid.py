@@ -187,7 +187,7 @@ def package_pins(path: Path) -> dict | None:
         return None
     try:
         package = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
         return None
     if not isinstance(package, dict):
         return None
