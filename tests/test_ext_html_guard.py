@@ -317,3 +317,29 @@ def test_pages_are_checked_once_by_the_process_that_wrote_them(build_root, tmp_p
     assert app.warning.getvalue().count("tracker.example") == 1, app.warning.getvalue()
     assert "bad.html" in app.warning.getvalue()
     assert not (Path(app.doctreedir) / guard.CHECKED).exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "what"),
+    [
+        (
+            b'<p>\x1b$Bx<!--\x1b(B<meta http-equiv="refresh" content="0;url=https://evil.example/">--></p>',
+            "escape byte",
+        ),
+        (b'<meta charset="iso-2022-jp"><p>x</p>', "declares the encoding 'iso-2022-jp'"),
+        (b'<meta http-equiv="Content-Type" content="text/html; charset=shift_jis"><p>x</p>', "shift_jis"),
+        (b"<p>\x81]]></p>", "not UTF-8"),
+        (b"\xff\xfe<\x00p\x00>\x00", "byte order mark"),
+    ],
+    ids=["iso-2022-jp-escape", "meta-charset", "content-type-charset", "not-utf8", "utf16-bom"],
+)
+def test_a_page_a_browser_would_read_in_another_encoding_is_refused(tmp_path, data, what):
+    """The guard reads pages as UTF-8; a browser honours the encoding a page
+    declares, in which ESC $ B or a Shift_JIS lead byte swallow the '<!' or
+    ']' that made the check read a comment (kb.guard.html.encoding_problems)."""
+    from kb.guard import html
+
+    page = tmp_path / "p.html"
+    page.write_bytes(data)
+    found = html.check_file(page, page=False)
+    assert found and what in found[0][1], found

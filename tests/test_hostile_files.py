@@ -179,6 +179,13 @@ SVGS = {
         1,
         "a DOCTYPE with declarations",
     ),
+    # read as Shift_JIS, "ぁ]" loses its "]": the CDATA ends later, and the comment is markup
+    "declared-shift-jis": (
+        '<?xml version="1.0" encoding="Shift_JIS"?>\n<svg xmlns="http://www.w3.org/2000/svg"><text>'
+        "<![CDATA[ ぁ]]><!-- ]]></text><script>alert(1)</script><text> --></text></svg>\n",
+        1,
+        "declares the encoding 'Shift_JIS'",
+    ),
     "prefixed-link": (
         '<svg xmlns="http://www.w3.org/2000/svg"><h:link xmlns:h="http://www.w3.org/1999/xhtml" '
         'rel="stylesheet" href="https://evil.example/track.css"/></svg>\n',

@@ -559,13 +559,62 @@ def nesting_problem(data: bytes) -> list[tuple[int, str]]:
     ]
 
 
+# A document is checked as UTF-8; a browser reads it in the encoding it
+# declares (an XML declaration's encoding=, a <meta charset>, a byte order
+# mark). In Shift_JIS or GBK a lead byte takes the ASCII byte after it, so the
+# "]" of a "]]>" or the "<" of a "<!--" is not there for the browser, and what
+# the check read as a comment is markup. So a published document is UTF-8,
+# says so or nothing, and holds no escape byte (ISO-2022-JP's switch).
+XML_ENCODING = re.compile(rb"\A\s*<\?xml\b[^>]*?\bencoding\s*=\s*[\"']([^\"']*)[\"']", re.I)
+META_CHARSET = re.compile(rb"<meta\b[^>]*?\bcharset\s*=\s*[\"']?\s*([^\s\"'/>;]*)", re.I)
+OTHER_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b"\x2b\x2f\x76")
+UTF8_NAMES = {b"utf-8", b"utf8"}
+
+
+def encoding_problems(data: bytes, xml: bool) -> list[tuple[int, str]]:
+    """(line, what is wrong) when a browser could read ``data`` in another
+    encoding than UTF-8, the one it is checked in."""
+    line = lambda at: data.count(b"\n", 0, at) + 1  # noqa: E731
+    if data.startswith(OTHER_BOMS):
+        return [
+            (1, "the file starts with the byte order mark of another encoding than UTF-8; save it as UTF-8")
+        ]
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [
+            (
+                line(exc.start),
+                "not UTF-8; save it as UTF-8 (a browser would read it otherwise than this check)",
+            )
+        ]
+    if (escape := data.find(b"\x1b")) >= 0:
+        return [
+            (line(escape), "an escape byte (0x1B), which switches some encodings (ISO-2022-JP); remove it")
+        ]
+    declared = XML_ENCODING.match(data) if xml else None
+    found = [declared] if declared else []
+    found += [] if xml else list(META_CHARSET.finditer(data))
+    return [
+        (
+            line(m.start()),
+            f"declares the encoding {m[1].decode('ascii', 'replace')!r}: publish it as UTF-8 and say so",
+        )
+        for m in found
+        if m[1].strip().lower() not in UTF8_NAMES
+    ]
+
+
 def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list[tuple[int, str]]:
     """(line, what is wrong) in one written file (its bytes ``data`` if
     given, as read once by the caller); a page must also carry the site's
     policy as <meta> (when the site ships one)."""
     if path.suffix.lower() == ".svgz":
         return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
-    text = decoded(path.read_bytes() if data is None else data)
+    data = path.read_bytes() if data is None else data
+    if problems := encoding_problems(data, path.suffix.lower() in XML_TYPES):
+        return problems  # read in another encoding, the file is another document than the one checked
+    text = decoded(data)
     if path.suffix.lower() in XML_TYPES:
         return sorted(set(scan(text, xml=True)[0] + scan_xml(text, svg=path.suffix.lower() == ".svg")))
     if path.suffix.lower() == ".css":
