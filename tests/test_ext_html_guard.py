@@ -330,8 +330,26 @@ def test_pages_are_checked_once_by_the_process_that_wrote_them(build_root, tmp_p
         (b'<meta http-equiv="Content-Type" content="text/html; charset=shift_jis"><p>x</p>', "shift_jis"),
         (b"<p>\x81]]></p>", "not UTF-8"),
         (b"\xff\xfe<\x00p\x00>\x00", "byte order mark"),
+        # UTF-16 without a byte order mark: Blink guesses it from "<\0?\0x\0"
+        ('<?xml version="1.0"?><p><script>x()</script></p>'.encode("utf-16-le"), "NUL byte"),
+        (b'<meta name=">" charset="shift_jis"><p>x</p>', "'shift_jis'"),  # a ">" inside a quoted value
+        (b'<?xml version="1.0" encoding="shift_jis"?><p>x</p>', "'shift_jis'"),  # an XML declaration in HTML
+        # html.parser reads these as marked sections up to "]>" or "]]>", a browser as comments to ">"
+        (b"<![if x> <script>x()</script> ]>", "'<!['"),
+        (b'<![cdata x> <meta http-equiv="refresh" content="0;url=https://evil.example/"> ]]>', "'<!['"),
     ],
-    ids=["iso-2022-jp-escape", "meta-charset", "content-type-charset", "not-utf8", "utf16-bom"],
+    ids=[
+        "iso-2022-jp-escape",
+        "meta-charset",
+        "content-type-charset",
+        "not-utf8",
+        "utf16-bom",
+        "utf16-no-bom",
+        "meta-charset-after-quoted-gt",
+        "xml-declaration-in-html",
+        "marked-section-if",
+        "marked-section-lowercase-cdata",
+    ],
 )
 def test_a_page_a_browser_would_read_in_another_encoding_is_refused(tmp_path, data, what):
     """The guard reads pages as UTF-8; a browser honours the encoding a page
@@ -342,4 +360,12 @@ def test_a_page_a_browser_would_read_in_another_encoding_is_refused(tmp_path, da
     page = tmp_path / "p.html"
     page.write_bytes(data)
     found = html.check_file(page, page=False)
-    assert found and what in found[0][1], found
+    assert found and any(what in message for _, message in found), found
+
+
+def test_a_page_may_mention_a_charset_in_its_text(tmp_path):
+    from kb.guard import html
+
+    page = tmp_path / "p.html"
+    page.write_bytes(b'<meta charset="utf-8"><p>charset=gbk, &lt;meta charset="gbk"&gt;</p>')
+    assert html.check_file(page, page=False) == []

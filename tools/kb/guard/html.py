@@ -281,8 +281,10 @@ END_TAG_REST = re.compile(r"</([a-zA-Z][^\t\n\r\f />]*)[\t\n\r\f /][^>]*>")
 
 
 # Comments a browser ends where html.parser does not (<!-->, <!--->, --!>),
-# and a CDATA section, which HTML ends at its first ">"
-DIFFERENTIAL = re.compile(r"<!---?>|--!>|<!\[CDATA\[")
+# and any "<![" (a CDATA section in any case, <![if …]>, <![temp …]]>), which
+# html.parser reads as a marked section up to "]>" or "]]>" and HTML as a
+# comment ending at its first ">" (in an XML file expat is the judge of "<![")
+DIFFERENTIAL = re.compile(r"<!---?>|--!>|<!\[")
 
 
 # Bidirectional controls in a written page, as characters or as references
@@ -307,7 +309,7 @@ def scan(text: str, xml: bool = False) -> tuple[list[tuple[int, str]], bool]:
             f"{m[0]!r}: browsers end this where this check does not; remove it",
         )
         for m in DIFFERENTIAL.finditer(text)
-        if not (xml and m[0] == "<![CDATA[")
+        if not (xml and m[0] == "<![")
     ]
     scanner.found += early
     scanner.found += [
@@ -566,12 +568,16 @@ def nesting_problem(data: bytes) -> list[tuple[int, str]]:
 # the check read as a comment is markup. So a published document is UTF-8,
 # says so or nothing, and holds no escape byte (ISO-2022-JP's switch).
 XML_ENCODING = re.compile(rb"\A\s*<\?xml\b[^>]*?\bencoding\s*=\s*[\"']([^\"']*)[\"']", re.I)
-META_CHARSET = re.compile(rb"<meta\b[^>]*?\bcharset\s*=\s*[\"']?\s*([^\s\"'/>;]*)", re.I)
+# a charset in a <meta> tag (its charset= or a content-type's), read across
+# quoted values that hold a ">" as a browser's tokenizer does; a page's text
+# cannot hold "<meta" (it is written &lt;meta)
+META_TAG = re.compile(rb"<meta\b(?:[^>\"']|\"[^\"]*\"|'[^']*')*>?", re.I)
+CHARSET = re.compile(rb"\bcharset\s*=\s*[\"']?\s*([^\s\"'/>;,]*)", re.I)
 OTHER_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b"\x2b\x2f\x76")
 UTF8_NAMES = {b"utf-8", b"utf8"}
 
 
-def encoding_problems(data: bytes, xml: bool) -> list[tuple[int, str]]:
+def encoding_problems(data: bytes, xml: bool, page_markup: bool = True) -> list[tuple[int, str]]:
     """(line, what is wrong) when a browser could read ``data`` in another
     encoding than UTF-8, the one it is checked in."""
     line = lambda at: data.count(b"\n", 0, at) + 1  # noqa: E731
@@ -592,9 +598,14 @@ def encoding_problems(data: bytes, xml: bool) -> list[tuple[int, str]]:
         return [
             (line(escape), "an escape byte (0x1B), which switches some encodings (ISO-2022-JP); remove it")
         ]
-    declared = XML_ENCODING.match(data) if xml else None
+    if (nul := data.find(b"\x00")) >= 0:  # "<\0?\0x\0": a browser reads the file as UTF-16
+        return [(line(nul), "a NUL byte: a browser may read the file as UTF-16; remove it")]
+    declared = XML_ENCODING.match(data)  # an HTML page's <?xml encoding=…?> counts to a browser too
     found = [declared] if declared else []
-    found += [] if xml else list(META_CHARSET.finditer(data))
+    if page_markup:
+        found += [
+            c for tag in META_TAG.finditer(data) for c in CHARSET.finditer(data, tag.start(), tag.end())
+        ]
     return [
         (
             line(m.start()),
@@ -612,7 +623,8 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
     if path.suffix.lower() == ".svgz":
         return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
     data = path.read_bytes() if data is None else data
-    if problems := encoding_problems(data, path.suffix.lower() in XML_TYPES):
+    suffix = path.suffix.lower()
+    if problems := encoding_problems(data, suffix in XML_TYPES, suffix in (".html", ".htm")):
         return problems  # read in another encoding, the file is another document than the one checked
     text = decoded(data)
     if path.suffix.lower() in XML_TYPES:
