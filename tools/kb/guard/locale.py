@@ -77,6 +77,20 @@ ALLOWED = "<lang>/LC_MESSAGES/sphinx.po and <lang>/LC_MESSAGES/kb.po"
 MARKUP = re.compile(r"<[^>]*>?|>|[\"'`]")
 # TeX's special characters (and ^^xx, which TeX reads as any character)
 TEX_SPECIAL = re.compile(r"[\\{}^~$&#%]")
+# (pattern, message) of what a translation may not add to its msgid
+ADDED = (
+    (
+        MARKUP,
+        "msgstr {text} adds markup or quotes the msgid does not have ({extra}): the strings go into "
+        "the pages' HTML as they are; write the text without them (“” for quotes)",
+    ),
+    (
+        TEX_SPECIAL,
+        "msgstr {text} adds characters TeX reads as commands ({extra}) that the msgid does not have: "
+        "the book writes some translations into its LaTeX as they are; write the text without them "
+        "(full-width ＼ ｛ ｝ ＃ ％ ＆ if they are meant as text)",
+    ),
+)
 # printf-style conversions, as the templates' ``%`` fills them
 PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[a-zA-Z%]?")
 
@@ -532,34 +546,18 @@ def message_problems(po: Path, catalog) -> list[tuple[int, str]]:
                         )
                     )
                     continue
-            allowed_markup = sum((Counter(MARKUP.findall(i)) for i in ids), Counter())
-            extra = Counter(MARKUP.findall(text)) - allowed_markup
-            if extra:
-                found.append(
-                    (
-                        line,
-                        f"msgstr {text!r} adds markup or quotes the msgid does not have "
-                        f"({' '.join(sorted(extra))}): the strings go into the pages' HTML as "
-                        f"they are; write the text without them (“” for quotes)",
-                    )
+            # What the translation adds that its msgid lacks: markup goes into the
+            # pages' HTML as it is; the LaTeX builder writes some translations
+            # into the .tex as they are (the date, from "%b %d, %Y"; admonition
+            # labels), where a backslash or brace is TeX and \special{pdf:fstream …}
+            # copies any file of the machine into the PDF.
+            for pattern, why in ADDED:
+                extra = Counter(pattern.findall(text)) - sum(
+                    (Counter(pattern.findall(i)) for i in ids), Counter()
                 )
-                continue
-            # The LaTeX builder writes some translations into the .tex as they
-            # are (the date, from "%b %d, %Y"; admonition labels): a backslash
-            # or brace there is TeX, and \special{pdf:fstream …} copies any
-            # file of the machine into the PDF.
-            allowed_tex = sum((Counter(TEX_SPECIAL.findall(i)) for i in ids), Counter())
-            extra = Counter(TEX_SPECIAL.findall(text)) - allowed_tex
-            if extra:
-                found.append(
-                    (
-                        line,
-                        f"msgstr {text!r} adds characters TeX reads as commands "
-                        f"({' '.join(sorted(extra))}) that the msgid does not have: the book "
-                        f"writes some translations into its LaTeX as they are; write the text "
-                        f"without them (full-width ＼ ｛ ｝ ＃ ％ ＆ if they are meant as text)",
-                    )
-                )
+                if extra:
+                    found.append((line, why.format(text=repr(text), extra=" ".join(sorted(extra)))))
+                    break
     return found
 
 
