@@ -312,6 +312,11 @@ def _line(text: str, needle: str) -> int:
 
 
 OTHER_CASES = {
+    "synonyms-word-in-two-groups": (
+        "search-synonyms.yaml",
+        "- [空闲, 闲着]\n- [利用率, 占用率]\n- [闲置, 闲着]\n",
+        "data/search-synonyms.yaml:3: WARNING: KB044 '闲着' is already in the group on line 1",
+    ),
     "tags-invalid-yaml": (
         "tags.yaml",
         TAGS.replace("memory: 显存优化", "memory: [显存优化"),
@@ -449,6 +454,49 @@ def test_an_alias_bomb_is_refused_before_it_expands():
     with pytest.raises(kb_data.YamlProblem) as err:
         kb_data.parse_yaml("\n".join(lines))
     assert (err.value.kind, err.value.line) == ("unsafe", 1)
+
+
+def _synonyms(tmp_path, text: str):
+    """data/search-synonyms.yaml as the build reads it, beside the tiny glossary."""
+    from kb.core import data as kb_data
+
+    folder = tmp_path / "data"
+    shutil.copytree(ROOT / "data" / "schemas", folder / "schemas")
+    (folder / "glossary.yaml").write_text(GLOSSARY, encoding="utf-8")
+    (folder / "search-synonyms.yaml").write_text(text, encoding="utf-8")
+    return kb_data.search_synonyms(folder)
+
+
+def test_search_synonyms_keep_the_good_groups_and_name_the_bad_ones(tmp_path):
+    loaded = _synonyms(
+        tmp_path,
+        "- [空闲, 闲着]\n"
+        "- [显存, Gradient Accumulation]\n"  # a reader's word that is a glossary name
+        "- [孤零零]\n"  # a group of one word
+        "- [利用率, 占用率]\n"
+        "- [闲置, 闲着]\n",  # a word already in a group
+    )
+    assert loaded.data == [["空闲", "闲着"], ["利用率", "占用率"]]
+    problems = sorted((p.line, p.code, p.message) for p in loaded.problems)
+    assert [(line, code) for line, code, _ in problems] == [(2, "KB044"), (3, "KB043"), (5, "KB044")]
+    assert "'Gradient Accumulation' is a name of the glossary entry 'gradient-accumulation'" in problems[0][2]
+    assert "'闲着' is already in the group on line 1" in problems[2][2]
+
+
+def test_search_synonyms_may_lead_to_a_glossary_name_and_may_be_absent(tmp_path):
+    # the pages' word (first) may be a glossary name; the file is optional
+    assert _synonyms(tmp_path, "- [梯度累积, 攒梯度]\n").data == [["梯度累积", "攒梯度"]]
+    from kb.core import data as kb_data
+
+    (tmp_path / "data" / "search-synonyms.yaml").unlink()
+    assert kb_data.search_synonyms(tmp_path / "data").data == []
+
+
+def test_the_search_page_gets_the_synonym_groups_without_a_definition(tmp_path):
+    from kb.search.index import load_synonyms
+
+    _synonyms(tmp_path, "- [空闲, 闲着]\n")
+    assert load_synonyms(tmp_path / "data") == [{"names": ["空闲", "闲着"], "synonym": True}]
 
 
 # -- through make html, as CI runs it --------------------------------------------------

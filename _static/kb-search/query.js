@@ -7,7 +7,7 @@
 // 利用率这么低 → 利用率 低, 算力多少 → 算力, 哪家好 → nothing, 能不能 → nothing):
 // Pagefind keeps only pages with every word, and a page that answers "how
 // much" gives the figure without the words 多少 or 多少钱.
-const QUESTION_WORDS = /怎么办|怎么样|怎么做|怎么|怎样|如何|为什么|为何|为啥|是什么|什么是|什么|有哪些|哪些|(?:哪个|哪种|哪家|哪款)好|哪个|哪种|哪家|哪款|请问|是否|能否|能不能|可不可以|有没有|好不好|行不行|要不要|值不值得?|多少钱|多少|多大|多久|多长时间|可以吗|这么|那么|吗|呢|吧|啊|呀/g;
+const QUESTION_WORDS = /到底|究竟|老是|总是|一直|是不是|会不会|怎么办|怎么样|怎么做|怎么|怎样|如何|为什么|为何|为啥|是什么|什么是|什么|有哪些|哪些|(?:哪个|哪种|哪家|哪款)好|哪个|哪种|哪家|哪款|请问|是否|能否|能不能|可不可以|有没有|好不好|行不行|要不要|值不值得?|多少钱|多少|多大|多久|多长时间|可以吗|这么|那么|吗|呢|吧|啊|呀/g;
 // "How do I <verb>" with a verb that says how the question is asked, not
 // what it is about: 学习率怎么设置 is about 学习率, and the pages on it need
 // not say 设置 (Pagefind keeps only pages with every word).
@@ -55,6 +55,7 @@ const DEFINITION = /是什么意思|什么意思|是什么|什么是|是啥|指�
 // Whether `query` (normalized) asks only what the glossary terms it names
 // (`hits`) mean: "pue 是什么意思", "什么是 kv cache", not "kv cache 占多少显存".
 export function isDefinitionQuestion(query, hits) {
+  hits = hits.filter(({ group }) => !group.synonym);
   if (!hits.length || !query.match(DEFINITION)) return false;
   let rest = query.replace(DEFINITION, " ");
   for (const { hit } of [...hits].sort((a, b) => b.hit.length - a.hit.length)) rest = rest.split(hit).join(" ");
@@ -105,6 +106,8 @@ export function prepared(group) {
 // The glossary entries a (normalized) query names, each with the longest of
 // its names found in it. Every name's pattern is run (the warm-up relies on
 // that to compile them all).
+// A group of data/search-synonyms.yaml (`synonym`) counts only where the
+// query says a reader's word of it, not the pages' own word (its first).
 export function aliasHits(query, groups) {
   const hits = [];
   for (const group of groups) {
@@ -112,7 +115,7 @@ export function aliasHits(query, groups) {
     for (const { name, pattern } of prepared(group)) {
       if (pattern.test(query) && (!hit || name.length > hit.length)) hit = name;
     }
-    if (hit) hits.push({ group, hit });
+    if (hit && !(group.synonym && hit === prepared(group)[0].name)) hits.push({ group, hit });
   }
   return hits;
 }
@@ -134,7 +137,10 @@ export function variants(query, hits, max = MAX_REWRITES + 1) {
     // abbreviations (AMP, OOM), then other English names; each in the
     // glossary's order (its Chinese name first)
     const likely = (name) => (HAS_CJK.test(name) ? 0 : name.length <= 6 ? 1 : 2);
-    const kept = names.filter((name) => name !== hit && !names.some((other) => holds(name, other)))
+    // a reader's word (data/search-synonyms.yaml) is searched as the pages'
+    // word only: the pages do not say the other words readers type
+    const others = group.synonym ? names.slice(0, 1) : names;
+    const kept = others.filter((name) => name !== hit && !names.some((other) => holds(name, other)))
       .map((name, i) => [name, i])
       .sort(([a, i], [b, j]) => likely(a) - likely(b) || i - j)
       .map(([name]) => name);
@@ -159,11 +165,29 @@ export function canonical(query, hits, max = 2) {
   return [...new Set(out)].filter((q) => q !== query);
 }
 
+// The query in the pages' words: every reader's word of data/search-synonyms.yaml
+// in it said by its group's first word, all at once (机房 费电 降温 → 数据中心
+// 能效 散热); null when it says none. Searched besides the query, and loosened
+// as the query is when few pages hold every word.
+export function pagesWords(query, hits) {
+  let out = query;
+  for (const { group } of hits) {
+    if (!group.synonym) continue;
+    const [head, ...words] = prepared(group).map(({ name }) => name);
+    for (const word of words.sort((a, b) => b.length - a.length)) {
+      while (aliasPattern(word).test(out)) out = replaceAlias(out, word, head);
+    }
+  }
+  out = normalize(out);
+  return out === query ? null : out;
+}
+
 // The glossary entry shown above the results: of those the query names, the
 // one named by the longest name.
 export function termOf(hits) {
   let best = null;
   for (const { group, hit } of hits) {
+    if (group.synonym) continue; // no glossary entry to show
     if (!best || hit.length > best.length) best = { ...group, length: hit.length };
   }
   return best;

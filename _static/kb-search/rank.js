@@ -5,8 +5,8 @@
 // result's text comes from `load` (fragment.js's pageData).
 
 import {
-  HAS_CJK, aliasHits, canonical, escapeRegExp, isCompound, isDefinitionQuestion, matchTerms, normalize, pieces,
-  prepared, relaxed, stripQuestion, termOf, variants,
+  HAS_CJK, aliasHits, canonical, escapeRegExp, isCompound, isDefinitionQuestion, matchTerms, normalize, pagesWords,
+  pieces, prepared, relaxed, stripQuestion, termOf, variants,
 } from "./query.js";
 
 export const RESULTS_PER_PAGE = 5;
@@ -228,13 +228,16 @@ export async function search(pagefind, raw, groups, limit, load) {
   // The query, and at once the query with the Chinese names of the terms it
   // names otherwise (the names the pages use); its other rewrites only when
   // few pages are found (each search is time the reader waits).
-  const first = [query, ...canonical(query, hits)];
+  // and the query in the pages' words, where it says a reader's word for one
+  const plain = pagesWords(query, hits);
+  const first = [...new Set([query, ...canonical(query, hits), ...(plain ? [plain] : [])])];
   let queries = first.map((q) => [q, 1]);
   let ranked = await runAll(run, queries);
   if (ranked.length < FEW_RESULTS) {
     // few pages found: the other rewrites, and the words apart, ranked lower
     const more = rewrites.filter((q) => !first.includes(q)).map((q) => [q, 1]);
-    const loose = relaxed(query);
+    const loosened = new Map([...(plain ? relaxed(plain) : []), ...relaxed(query)]);
+    const loose = [...loosened].filter(([q]) => !first.includes(q) && !more.some(([m]) => m === q));
     if (more.length || loose.length) {
       queries = [...queries, ...more, ...loose];
       ranked = await runAll(run, queries);

@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  aliasHits, cleanQuery, isCompound, isDefinitionQuestion, matchTerms, normalize, queryWords, relaxed, stripQuestion,
-  variants,
+  aliasHits, canonical, cleanQuery, isCompound, isDefinitionQuestion, matchTerms, normalize, pagesWords, queryWords,
+  relaxed, stripQuestion, termOf, variants,
 } from "../../_static/kb-search/query.js";
 
 const GROUPS = [
@@ -37,6 +37,9 @@ for (const [query, topic] of [
   // how much, how long, which is good, can it: the topic is what is left
   ["昇腾 910b 算力多少", "昇腾 910b 算力"],
   ["lpu 多少钱", "lpu"],
+  // fillers of spoken questions: the pages need not say them
+  ["训练到底是不是一直很慢", "训练 很慢"],
+  ["显卡老是闲着", "显卡 闲着"],
   ["gpu 云平台哪家好", "gpu 云平台"],
   ["训练要多久", "训练要"],
   ["能不能用 4090 训练", "用 4090 训练"],
@@ -126,4 +129,40 @@ test("a definition question asks only what the named terms mean", () => {
   for (const raw of ["混合精度", "混合精度能省多少显存", "什么是好的学习率", "ZeRO-3 是什么时候发布的", "OOM 是什么意思"]) {
     assert.ok(!asks(raw), raw);
   }
+});
+
+// data/search-synonyms.yaml's groups: the pages' word first, then readers' words
+const SYNONYMS = [
+  { names: ["空闲", "闲着", "闲置"], synonym: true },
+  { names: ["数据中心", "机房", "IDC"], synonym: true },
+  { names: ["散热", "降温"], synonym: true },
+];
+
+test("a reader's word is searched as the pages' word, never the other way", () => {
+  const groups = [...GROUPS, ...SYNONYMS];
+  const hits = aliasHits("显卡老是闲着", groups);
+  assert.deepEqual(hits.map(({ group, hit }) => [group.names[0], hit]), [["空闲", "闲着"]]);
+  assert.deepEqual(variants("显卡老是闲着", hits), ["显卡老是闲着", "显卡老是 空闲"]);
+  assert.deepEqual(canonical("显卡老是闲着", hits), ["显卡老是 空闲"]);
+  // the pages' own word names no group: nothing to search besides the query
+  assert.deepEqual(aliasHits("gpu 空闲", groups), []);
+  // Latin readers' words only as whole words
+  assert.deepEqual(aliasHits("idcard", groups), []);
+  assert.equal(aliasHits("idc 散热", groups).length, 1);
+});
+
+test("the query in the pages' words says every reader's word at once", () => {
+  const groups = [...GROUPS, ...SYNONYMS];
+  const query = "机房 越来越热 怎么降温 闲着 闲置";
+  assert.equal(pagesWords(query, aliasHits(query, groups)), "数据中心 越来越热 怎么 散热 空闲 空闲");
+  // a glossary name is left to the glossary's rewrites
+  assert.equal(pagesWords("amp 显存", aliasHits("amp 显存", groups)), null);
+});
+
+test("a reader's word shows no glossary entry and asks no definition", () => {
+  const groups = [...GROUPS, ...SYNONYMS];
+  assert.equal(termOf(aliasHits("机房 混合精度", groups)).names[0], "混合精度");
+  assert.equal(termOf(aliasHits("机房降温", groups)), null);
+  const query = normalize("机房是什么意思");
+  assert.ok(!isDefinitionQuestion(query, aliasHits(stripQuestion(query), groups)));
 });

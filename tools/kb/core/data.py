@@ -740,6 +740,63 @@ def glossary(data_dir: Path) -> Loaded:
     return _glossary(path, schema, (file_stamp(path), file_stamp(schema)))
 
 
+@functools.lru_cache(maxsize=16)
+def _search_synonyms(path: Path, schema: Path, stamps, glossary_stamps) -> Loaded:
+    if not path.exists() and not path.is_symlink():
+        return Loaded([], [])
+    loaded = read_yaml(path, schema)
+    if not isinstance(loaded.data, list):
+        return Loaded([], loaded.problems, loaded.root)
+    bad, extra = _bad_entries(loaded), []
+    terms = {n.lower(): e["id"] for e in glossary(path.parent).data for n in glossary_names(e)}
+    seen: dict[str, int] = {}
+    for i, group in enumerate(loaded.data):
+        if i in bad:
+            continue
+        line = loaded.root.value[i].start_mark.line + 1
+        problem = None
+        for k, word in enumerate(group):
+            at = line_of(loaded.root, [i, k])
+            if word.lower() in seen:
+                problem = Problem(
+                    path,
+                    at,
+                    CODES["unique"],
+                    f"{word!r} is already in the group on line {seen[word.lower()]}; "
+                    "a word may lead to one group only: merge the two groups or drop one",
+                )
+            elif k and word.lower() in terms:
+                problem = Problem(
+                    path,
+                    at,
+                    CODES["unique"],
+                    f"{word!r} is a name of the glossary entry {terms[word.lower()]!r} "
+                    "(data/glossary.yaml), which search already expands: drop it here",
+                )
+            if problem:
+                break
+        if problem:
+            extra.append(problem)
+            bad.add(i)
+            continue
+        for word in group:
+            seen[word.lower()] = line
+    return _keep(loaded, [i not in bad for i in range(len(loaded.data))], extra)
+
+
+def search_synonyms(data_dir: Path) -> Loaded:
+    """data/search-synonyms.yaml: the valid groups (the pages' word first); [] when
+    the file is absent. A reader's word may be in one group only and may not be a
+    glossary name (search expands those with the glossary's names)."""
+    path = (Path(data_dir) / "search-synonyms.yaml").resolve()
+    schema = schema_path(data_dir, "search-synonyms.schema.json")
+    words = (Path(data_dir) / "glossary.yaml").resolve()
+    glossary_schema = schema_path(data_dir, "glossary.schema.json")
+    return _search_synonyms(
+        path, schema, (file_stamp(path), file_stamp(schema)), (file_stamp(words), file_stamp(glossary_schema))
+    )
+
+
 OLD_ANCHOR = re.compile(r"term-[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -1110,7 +1167,16 @@ def schema_files(data_dir: Path) -> Loaded:
     return Loaded(None, problems)
 
 
-CHECKED = (schema_files, tags, guides, glossary, glossary_old_anchors, linkcheck_ignore, front_matter_schema)
+CHECKED = (
+    schema_files,
+    tags,
+    guides,
+    glossary,
+    glossary_old_anchors,
+    search_synonyms,
+    linkcheck_ignore,
+    front_matter_schema,
+)
 
 
 def report(app, problems: list[Problem]) -> None:

@@ -19,7 +19,10 @@ browser side does not segment queries at all; see issue 3's measurements):
   synonyms) reach the search page as alias groups, and the search page
   expands a query that names a term into its other names (query-time
   expansion: ``mixed precision`` also searches 混合精度). The groups also
-  show a matching term's definition above the results.
+  show a matching term's definition above the results. Everyday words
+  readers type for what the pages say otherwise (``data/search-synonyms.yaml``:
+  闲着 for 空闲, 机房 for 数据中心) come as groups of their own, searched
+  from the reader's word to the pages' word only, with no definition.
 
 Nothing to write in pages. A missing Pagefind is a warning (``-W`` fails):
 run ``npm ci``, as ``make html`` does.
@@ -96,6 +99,12 @@ def load_aliases(data_dir: Path) -> list[dict]:
     from kb.pages.glossary import load_glossary, names
 
     return [{"names": names(term), "def": term["def"]} for term in load_glossary(data_dir)]
+
+
+def load_synonyms(data_dir: Path) -> list[dict]:
+    """The groups of data/search-synonyms.yaml for the search page: the pages'
+    word first, then words readers type for it (searched as the first)."""
+    return [{"names": group, "synonym": True} for group in kb_data.search_synonyms(data_dir).data]
 
 
 # What pagefind.yml may set. Pagefind runs on CI with the build's rights and
@@ -234,7 +243,7 @@ def on_page_context(app, pagename: str, templatename: str, context: dict, doctre
         aliases = [
             {**entry, "url": f"{glossary}#{_term_id(anchors, entry)}"}
             for entry in load_aliases(Path(app.config.kb_data_dir))
-        ]
+        ] + load_synonyms(Path(app.config.kb_data_dir))
         context["kb_search_aliases"] = json_for_script(aliases)
         context["kb_search_text"] = json_for_script(search_text())
 
