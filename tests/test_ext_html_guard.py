@@ -187,6 +187,14 @@ HOSTILE_HTML = {
     "import-after-comment": '<style>@import/**/"//evil.example/a.css";</style>',
     "svg-fill-url": '<svg><rect fill="url(https://evil.example/p.svg#a)"/></svg>',
     "noscript-never-closed": "<noscript><img src=//evil.example/a.png>",
+    # review 18 (helper-108): an end tag of no open element does not leave <math>;
+    # a comment in an <svg><style> splits a URL the browser joins again
+    "math-unmatched-svg-end": "<math></svg><style><img src=https://evil.example/p.png onerror=1></style></math>",
+    "svg-style-split-by-comment": "<svg width=0 height=0><style>@import url(/<!---->/evil.example/a.css);</style></svg>",
+    "svg-style-split-by-element": "<svg><style>@import url(/<b></b>/evil.example/a.css);</style></svg>",
+    "link-compression-dictionary": '<link rel="compression-dictionary" href="https://evil.example/dict">',
+    "link-rel-unknown-to-us": '<link rel="future-fetch" href="//evil.example/f">',
+    "link-search-description": '<link rel="search" type="application/opensearchdescription+xml" href="https://evil.example/o.xml">',
 }
 # What the site itself writes, which must stay clean.
 BENIGN_HTML = {
@@ -195,6 +203,7 @@ BENIGN_HTML = {
     "search-form": '<form class="sidebar-search-container" method="get" action="search.html" role="search"><input name="q"></form>',
     "svg-data-url": "<p style=\"background:url('data:image/svg+xml;charset=utf-8,<svg xmlns=%22http://www.w3.org/2000/svg%22/>')\">x</p>",
     "local-use": '<svg><use href="#icon-sun"/></svg>',
+    "link-canonical-elsewhere": '<link rel="canonical" href="https://51suanli.example/a.html"><link rel="next" href="b.html">',
 }
 
 
@@ -255,6 +264,9 @@ def test_the_policy_counts_only_first_in_head(monkeypatch):
     assert not guard.scan(f"<html><head><svg></svg>{meta}</head></html>")[1]
     assert not guard.scan(f"<html><head><script src=a.js></script>{meta}</head></html>")[1]
     assert not guard.scan(f"<html><head><noscript>{meta}</noscript></head></html>")[1]
+    # text closes <head> too (review 18): the <meta> is then in <body>
+    assert not guard.scan(f"<html><head>\n.\n{meta}</head></html>")[1]
+    assert guard.scan(f"<html><head>\n  <title>标题</title>\n{meta}</head></html>")[1]
 
 
 def test_an_svg_style_read_in_pieces_is_read_whole(tmp_path):
@@ -369,3 +381,14 @@ def test_a_page_may_mention_a_charset_in_its_text(tmp_path):
     page = tmp_path / "p.html"
     page.write_bytes(b'<meta charset="utf-8"><p>charset=gbk, &lt;meta charset="gbk"&gt;</p>')
     assert html.check_file(page, page=False) == []
+
+
+def test_an_applet_in_an_xhtml_page_is_found():
+    """review 18: <applet> and its archive (jar files it loads) in an XHTML page."""
+    page = (
+        '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:h="http://www.w3.org/1999/xhtml"><body>'
+        '<h:applet code="A.class" archive="https://evil.example/a.jar"></h:applet></body></html>'
+    )
+    found = guard.scan_xml(page)
+    assert any("applet" in what for _, what in found), found
+    assert any("evil.example/a.jar" in what for _, what in found), found

@@ -105,19 +105,27 @@ EMBEDDING = {"iframe", "frame", "frameset", "object", "embed", "applet"}
 # (HTML's raw text and escapable raw text elements, <noscript> with
 # scripting on); html.parser does so only for <script> and <style>.
 RAW_TEXT = {"title", "textarea", "xmp", "iframe", "noembed", "noframes", "noscript"}
-# <link rel> values that make the browser fetch or connect
-FETCHING_RELS = {
-    "stylesheet",
-    "icon",
-    "shortcut",
-    "apple-touch-icon",
-    "preload",
-    "prefetch",
-    "modulepreload",
-    "preconnect",
-    "dns-prefetch",
-    "prerender",
-    "manifest",
+# <link rel> values that only name a page to go to: a <link> with any other
+# (stylesheet, icon, preload, compression-dictionary, search's OpenSearch
+# description, one a browser adds next year) is taken to make the browser
+# fetch or connect, so a new fetching rel needs no entry here
+NAVIGATION_RELS = {
+    "alternate",
+    "author",
+    "bookmark",
+    "canonical",
+    "external",
+    "help",
+    "index",
+    "license",
+    "next",
+    "nofollow",
+    "noopener",
+    "noreferrer",
+    "prev",
+    "self",  # an Atom feed's own address
+    "tag",
+    "up",
 }
 URL_ATTRS = {
     "href",
@@ -133,8 +141,9 @@ URL_ATTRS = {
     "ping",
     "longdesc",
     "codebase",
+    "archive",
 }
-LOADED_ATTRS = {"src", "poster", "data", "background", "srcset", "imagesrcset", "ping"}
+LOADED_ATTRS = {"src", "poster", "data", "background", "srcset", "imagesrcset", "ping", "archive"}
 # a form sends what the reader types to its action: to this site only
 SUBMITTING_ATTRS = {"action", "formaction"}
 # lists of URLs: srcset-like ("a.png 1x, b.png 2x") and ping (space-separated)
@@ -185,10 +194,16 @@ class _Scanner(HTMLParser):
         self.found: list[tuple[int, str]] = []
         self.csp_meta = False
         self._inline: tuple[int, list[str]] | None = None  # an inline script being read
-        self._style = False
+        self._style: tuple[int, list[str]] | None = None  # a <style> being read
         self._noscript: tuple[int, list[str]] | None = None
-        self._foreign = 0  # open <svg> and <math>: their content is markup, even in <style>
-        self._before_policy = True  # no element but html, head, meta, title yet
+        # open <svg> and <math>, innermost last: their content is markup, even in
+        # <style>. An end tag closes only an open one of its name (</svg> inside
+        # <math> alone is ignored, as a browser does); a breakout tag (<img>)
+        # is not followed out of them, so what follows is read as markup, more
+        # strictly than a browser might
+        self._foreign: list[str] = []
+        self._before_policy = True  # no element but html, head, meta, title yet, nor text
+        self._title = False
 
     def handle_starttag(self, tag: str, pairs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
@@ -205,12 +220,16 @@ class _Scanner(HTMLParser):
             self.csp_meta = True
         if tag not in ("html", "head", "meta", "title"):
             self._before_policy = False
+        self._title = self._title or tag == "title"
         if tag in ("svg", "math"):
-            self._foreign += 1
+            self._foreign.append(tag)
         self.found += [(line, what) for what in _tag_problems(tag, attrs, pairs)]
         if tag == "script" and "src" not in attrs and attrs.get("type", "").lower() not in DATA_BLOCKS:
             self._inline = (line, [])
-        self._style = tag == "style"
+        if tag == "style" and self._style is None:
+            # its text is checked whole at </style>: a browser joins the text
+            # that a comment or an element splits inside <svg><style>
+            self._style = (line, [])
         if tag in RAW_TEXT and not self._foreign:
             # html.parser reads only <script> and <style> as raw text; a browser
             # reads these up to their end tag too (what looks like a tag inside
@@ -226,7 +245,7 @@ class _Scanner(HTMLParser):
         if tag in RAW_TEXT | {"script", "style"} and not self._foreign:
             self.set_cdata_mode(tag)
         elif tag in ("svg", "math"):
-            self._foreign -= 1
+            self._foreign.pop()
 
     def set_cdata_mode(self, elem: str, **kwargs) -> None:
         """Inside <svg> and <math> a browser reads <style> and <script> content
@@ -236,16 +255,22 @@ class _Scanner(HTMLParser):
             super().set_cdata_mode(elem, **kwargs)  # (newer Pythons pass escapable=)
 
     def handle_data(self, data: str) -> None:
+        if not self._title and data.strip():
+            # text ends <head> for a browser: a policy <meta> after it is in
+            # <body>, where a browser ignores it
+            self._before_policy = False
         if self._noscript is not None:
             self._noscript[1].append(data)
         elif self._inline is not None:
             self._inline[1].append(data)
-        elif self._style:
-            self.found += [(self.getpos()[0], what) for what in _css_problems("style", data)]
+        elif self._style is not None:
+            self._style[1].append(data)
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in ("svg", "math") and self._foreign:
-            self._foreign -= 1
+        if tag in self._foreign:
+            del self._foreign[len(self._foreign) - 1 - self._foreign[::-1].index(tag) :]
+        if tag == "title":
+            self._title = False
         if tag == "noscript" and self._noscript is not None:
             line, body = self._noscript
             self._noscript = None
@@ -260,8 +285,10 @@ class _Scanner(HTMLParser):
                 )
             )
             self._inline = None
-        if tag == "style":
-            self._style = False
+        if tag == "style" and self._style is not None:
+            line, body = self._style
+            self._style = None
+            self.found += [(line, what) for what in _css_problems("style", "".join(body))]
 
     def close(self) -> None:
         super().close()
@@ -272,6 +299,8 @@ class _Scanner(HTMLParser):
             self.handle_endtag("script")
         if self._noscript is not None:
             self.handle_endtag("noscript")
+        if self._style is not None:
+            self.handle_endtag("style")
 
 
 # An end tag with something after its name (</style x>, </title/>): a browser
@@ -402,7 +431,7 @@ def _loads(tag: str, name: str, attrs: dict[str, str]) -> bool:
     if name in ("href", "xlink:href") and tag in XML_LOADS:  # inline <svg>: <image href>, <use href>
         return True
     if tag == "link" and name == "href":
-        return bool(FETCHING_RELS & set(attrs.get("rel", "").lower().split()))
+        return not set(attrs.get("rel", "").lower().split()) <= NAVIGATION_RELS
     return tag == "base" and name == "href"
 
 
@@ -417,6 +446,7 @@ def _css_problems(tag: str, css: str):
 # they are read as XML, by local name.
 XML_TYPES = (".svg", ".xml", ".xht", ".xhtml", ".xsl", ".xslt")
 XML_ACTIVE = {
+    "applet",
     "script",
     "foreignobject",
     "iframe",
