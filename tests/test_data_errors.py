@@ -312,6 +312,13 @@ def _line(text: str, needle: str) -> int:
 
 
 OTHER_CASES = {
+    # review 18: a hexadecimal number is read without Python's digit limit, and
+    # printing it in the schema's message ended in a traceback
+    "tags-huge-hex-number": (
+        "tags.yaml",
+        TAGS.replace("gpu: GPU", "gpu: 0x" + "f" * 5000),
+        f"data/tags.yaml:{_line(TAGS, 'gpu: GPU')}: WARNING: KB042 a number of 5002 characters",
+    ),
     "synonyms-word-in-two-groups": (
         "search-synonyms.yaml",
         "- [空闲, 闲着]\n- [利用率, 占用率]\n- [闲置, 闲着]\n",
@@ -444,6 +451,18 @@ def test_load_yaml_raises_with_every_problem(tmp_path):
     with pytest.raises(kb_data.DataError) as err:
         kb_data.load_yaml(path)
     assert [(p.line, p.code) for p in err.value.problems] == [(3, "KB041")]
+
+
+@pytest.mark.parametrize(
+    "number", ["0x" + "f" * 5000, "0b" + "1" * 40, "-" + "9" * 40, "0" + "7" * 40, "1_000" * 10]
+)
+def test_a_number_too_long_to_print_is_refused(number):
+    from kb.core import data as kb_data
+
+    with pytest.raises(kb_data.YamlProblem) as err:
+        kb_data.parse_yaml(f"a: 1\nb: [x, {number}]\n")
+    assert (err.value.kind, err.value.line) == ("unsafe", 2)
+    assert kb_data.parse_yaml(f"a: '{number}'\n")[1] == {"a": number}  # quoted, it is text
 
 
 def test_an_alias_bomb_is_refused_before_it_expands():

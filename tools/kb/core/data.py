@@ -286,6 +286,7 @@ def parse_yaml(
         root = yaml.compose(text, Loader=_Loader)
         _duplicate_keys(root, first_line)
         _no_bidi(root, first_line)
+        _no_huge_numbers(root, first_line)
         # the data, from the nodes just composed (not a second parse)
         data = None if root is None else _Loader("").construct_document(root)
     except yaml.YAMLError as exc:
@@ -293,6 +294,30 @@ def parse_yaml(
     except (ValueError, TypeError, RecursionError) as exc:
         raise YamlProblem("syntax", first_line, f"not valid YAML: {exc}") from None
     return root, data
+
+
+# Digits an integer may have: Python refuses to print one of more than 4,300
+# decimal digits (a hexadecimal or binary one is read without that limit, and a
+# message that shows it later would end in a traceback); no value here needs 30.
+MAX_INT_DIGITS = 30
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _no_huge_numbers(root: yaml.Node | None, first_line: int) -> None:
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            stack += [part for pair in node.value for part in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+        elif node.tag == _INT_TAG and len(node.value) > MAX_INT_DIGITS:
+            raise YamlProblem(
+                "unsafe",
+                first_line + node.start_mark.line,
+                f"a number of {len(node.value)} characters (more than {MAX_INT_DIGITS}); "
+                "write a smaller one, or quote it if it is text",
+            )
 
 
 def _no_bidi(root: yaml.Node | None, first_line: int) -> None:
