@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import types
 from pathlib import Path
 
 import pytest
@@ -392,3 +393,25 @@ def test_an_applet_in_an_xhtml_page_is_found():
     found = guard.scan_xml(page)
     assert any("applet" in what for _, what in found), found
     assert any("evil.example/a.jar" in what for _, what in found), found
+
+
+@pytest.mark.parametrize(
+    "css",
+    [
+        '.a{background-image:image-set("https://evil.example/i.png" 1x)}',
+        ".b{background:\\75 rl(https://evil.example/j.png)}",
+    ],
+)
+def test_a_book_whose_stylesheet_loads_from_another_host_is_deleted(tmp_path, css):
+    """review 18: epubcheck passes these two forms; the book's CSS gets the site's check."""
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "calc.css").write_text(f"p{{color:red}}\n{css}\n", encoding="utf-8")
+    (tmp_path / "index.xhtml").write_text("<html><body><p>x</p></body></html>", encoding="utf-8")
+    book = tmp_path / "51suanli-kb.epub"
+    book.write_bytes(b"PK")
+    guard.check_book_pages(types.SimpleNamespace(outdir=str(tmp_path)))
+    assert not book.exists()
+    (tmp_path / "_static" / "calc.css").write_text("p{color:red}\n", encoding="utf-8")
+    book.write_bytes(b"PK")
+    guard.check_book_pages(types.SimpleNamespace(outdir=str(tmp_path)))
+    assert book.exists()

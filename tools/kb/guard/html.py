@@ -978,11 +978,13 @@ def check_book_pages(app) -> None:
     headers, so they need not carry its policy; but a reader follows a
     redirect and loads from other hosts as a browser does, and the book is
     published beside the site. Each of its XHTML pages gets the checks of a
-    document (KB015); a book that fails them is deleted, so that no later step
-    can publish it."""
+    document and each stylesheet those of the site's (KB015: epubcheck passes
+    ``image-set("https://…")`` and CSS escapes); a book that fails them is
+    deleted, so that no later step can publish it."""
     out = Path(app.outdir)
     found = False
-    for path in sorted(p for p in out.rglob("*") if p.suffix.lower() in (".xhtml", ".html", ".htm", ".svg")):
+    read = (".xhtml", ".html", ".htm", ".svg", ".css")
+    for path in sorted(p for p in out.rglob("*") if p.suffix.lower() in read):
         for line, what in check_file(path, page=False):
             found = True
             logger.warning(
