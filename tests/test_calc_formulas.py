@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from kb.calc import formulas
+from node_sandbox import run_node
 
 ROOT = Path(__file__).resolve().parent.parent
 # JSON, which is YAML too: Node reads the same file without a YAML library
@@ -69,14 +69,18 @@ def test_the_defaults_are_valid_inputs():
             assert message is None, (name, item["name"], message)
 
 
+# what the port's tests read (tests/node_sandbox.py: nothing else)
+NODE_READS = [
+    ROOT / "_static",
+    ROOT / "tests/js",
+    ROOT / "tests/calc_cases.yaml",
+    ROOT / "tools/kb/calc/specs.json",
+]
+
+
 def test_the_browser_port_passes_the_same_cases():
     """node --test on tests/js/calc.test.mjs: the same file of cases, the same tolerance."""
-    proc = subprocess.run(
-        ["node", "--experimental-default-type=module", "--test", "tests/js/calc.test.mjs"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    proc = run_node(["tests/js/calc.test.mjs"], NODE_READS)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     passed = int(re.search(r"^# pass (\d+)", proc.stdout, re.M).group(1))
     assert passed >= len(CASES["compute"]) + len(CASES["format"]) + len(CASES["parse"]) + len(CASES["fit"])
@@ -86,20 +90,17 @@ def test_the_browser_words_a_refused_input_as_the_catalog_does():
     """formulas.js has formulas.py's table of messages (the catalog's source
     strings); the page hands it their translations (text.messages), which a
     refused input then shows."""
-    proc = subprocess.run(
+    proc = run_node(
         [
-            "node",
             "--input-type=module",
             "-e",
             'import("./_static/kb-calc/formulas.js").then((m) => {'
             " const say = m.wording({ ...m.MESSAGES, min: 'at least {limit}' });"
             " console.log(JSON.stringify([m.MESSAGES, m.parseInput({ min: 1, max: 9 }, '0', null, say)[1]])); })",
         ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
+        NODE_READS,
     )
+    assert proc.returncode == 0, proc.stderr[-2000:]
     messages, refused = json.loads(proc.stdout)
     assert messages == formulas.MESSAGES
     assert refused == "at least 1"

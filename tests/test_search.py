@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gzip
 import html as html_lib
+import json
+import os
 import re
 import subprocess
 import urllib.parse
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from local_site import QuietHandler, serve
+from node_sandbox import run_node
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
@@ -76,16 +79,62 @@ def search_script(page, server: str, module: str, function: str, *args):
     )
 
 
-def test_search_script_unit_tests():
-    """The search modules' unit tests (tests/js), run by Node without a browser."""
-    proc = subprocess.run(
-        ["node", "--experimental-default-type=module", "--test", "tests/js/"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "tests" / "js").glob("*.test.mjs")))
+def test_search_script_unit_tests(name, tmp_path):
+    """The site scripts' unit tests (tests/js), run by Node without a browser,
+    with the rights of tests/node_sandbox.py: the pinned Pagefind indexes the
+    adapter's test page here first (its test may start no program)."""
+    (tmp_path / "index.html").write_bytes((ROOT / "tests/js/fragment-page.html").read_bytes())
+    subprocess.run(
+        [ROOT / "node_modules/.bin/pagefind", "--site", tmp_path, "--silent"], check=True, cwd=tmp_path
     )
+    reads = [
+        ROOT / "_static",
+        ROOT / "tests/js",
+        ROOT / "tests/calc_cases.yaml",
+        ROOT / "tools/kb/calc/specs.json",
+    ]
+    reads += [ROOT / "node_modules/pagefind/package.json", tmp_path]
+    proc = run_node([f"tests/js/{name}"], reads, env={"KB_FRAGMENT_SITE": str(tmp_path)})
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert re.search(r"^# pass [1-9]", proc.stdout, re.M), proc.stdout[-2000:]
+    assert re.search(r"^# fail 0$", proc.stdout, re.M), proc.stdout[-2000:]
+
+
+def test_node_runs_the_site_scripts_without_rights(tmp_path):
+    """A module of a pull request, run by the tests, can write no file, start
+    no program, read nothing outside what it is given (not .git/), and finds
+    no variable of CI's environment."""
+    (tmp_path / "evil.mjs").write_text(
+        """import fs from "node:fs";
+const tries = {
+  write: () => fs.writeFileSync(process.argv[2] + "/pwned", "x"),
+  exec: async () => (await import("node:child_process")).execSync("true"),
+  git: () => fs.readFileSync(process.argv[3]),
+};
+const out = { env: Object.keys(process.env).sort() };
+for (const [name, f] of Object.entries(tries)) {
+  try { await f(); out[name] = "done"; } catch (e) { out[name] = e.code; }
+}
+console.log(JSON.stringify(out));
+""",
+        encoding="utf-8",
+    )
+    os.environ["KB_SECRET_FOR_TEST"] = "x"
+    try:
+        proc = run_node(
+            [str(tmp_path / "evil.mjs"), str(tmp_path), str(ROOT / "README.md")], [tmp_path / "evil.mjs"]
+        )
+    finally:
+        del os.environ["KB_SECRET_FOR_TEST"]
+    out = json.loads(proc.stdout)
+    assert out == {
+        "env": ["PATH"],
+        "write": "ERR_ACCESS_DENIED",
+        "exec": "ERR_ACCESS_DENIED",
+        "git": "ERR_ACCESS_DENIED",
+    }
+    assert not (tmp_path / "pwned").exists()
 
 
 def test_query_set_is_large_and_varied(site):
