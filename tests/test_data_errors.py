@@ -475,6 +475,42 @@ def test_an_alias_bomb_is_refused_before_it_expands():
     assert (err.value.kind, err.value.line) == ("unsafe", 1)
 
 
+# A pull request that loosens a schema (data/schemas/X set to {}) and gives a
+# shape the code never expected: KB043 at the data, from the schema the code
+# was written for (kb.core.data.FLOOR_DIR), not a traceback (review 18).
+LOOSENED = {
+    "glossary-aliases-a-number": (
+        "glossary.yaml",
+        GLOSSARY.replace("  en: gradient accumulation\n", "  en: gradient accumulation\n  aliases: 7\n"),
+        "data/glossary.yaml:5: WARNING: KB043 at [0].aliases: 7 is not of type 'array'",
+    ),
+    "tags-a-list": (
+        "tags.yaml",
+        TAGS.replace("cost: 成本", "cost: [1, 2]"),
+        f"data/tags.yaml:{_line(TAGS, 'cost: 成本')}: WARNING: KB043 at cost: [1, 2] is not of type 'string'",
+    ),
+    "guides-without-title": (
+        "guides.yaml",
+        "- key: training\n",
+        "data/guides.yaml:1: WARNING: KB043 at [0]: 'title' is a required property",
+    ),
+    "gpus-a-number": (
+        "gpus.yaml",
+        "gpus: 5\n",
+        "data/gpus.yaml:1: WARNING: KB043",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOSENED))
+def test_a_loosened_schema_still_gets_the_shape_the_code_needs(tiny, case):
+    name, text, message = LOOSENED[case]
+    write(tiny, f"data/schemas/{name.replace('.yaml', '.schema.json')}", "{}")
+    write(tiny, f"data/{name}", text)
+    out = assert_fails_at(tiny, message)
+    assert "the build needs this shape" in out, out[-3000:]
+
+
 def _synonyms(tmp_path, text: str):
     """data/search-synonyms.yaml as the build reads it, beside the tiny glossary."""
     from kb.core import data as kb_data
