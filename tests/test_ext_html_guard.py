@@ -193,6 +193,23 @@ HOSTILE_HTML = {
     "math-unmatched-svg-end": "<math></svg><style><img src=https://evil.example/p.png onerror=1></style></math>",
     "svg-style-split-by-comment": "<svg width=0 height=0><style>@import url(/<!---->/evil.example/a.css);</style></svg>",
     "svg-style-split-by-element": "<svg><style>@import url(/<b></b>/evil.example/a.css);</style></svg>",
+    # review 19 (helper-112): HTML integration points in <svg>/<math>, where a
+    # browser reads <textarea>, <title>, <xmp>, <noscript>… as raw text
+    **{
+        f"integration-{name}": prefix + "<style><img src=https://evil.example/p.gif onerror=1></style></svg>"
+        for name, prefix in {
+            "foreignobject-textarea": "<svg><foreignObject><textarea></svg></textarea></foreignObject>",
+            "desc-title": "<svg><desc><title></svg></title></desc>",
+            "mtext-textarea": "<math><mtext><textarea></math></textarea></mtext>",
+            "annotation-xml-xmp": '<math><annotation-xml encoding="text/html"><xmp></math></xmp></annotation-xml>',
+            "foreignobject-noscript": "<svg><foreignObject><noscript></svg></noscript></foreignObject>",
+            "foreignobject-noembed": "<svg><foreignObject><noembed></svg></noembed></foreignObject>",
+            "title-end-svg": "<svg><title>a</svg></title>",
+        }.items()
+    },
+    # after a breakout tag the browser reads HTML: a <style> is raw text, whose
+    # CSS a comment must not hide from this check
+    "breakout-then-style": "<svg><p></p><style>/*<!--*/@import url(//evil.example/x.css);/*-->*/</style></svg>",
     "link-compression-dictionary": '<link rel="compression-dictionary" href="https://evil.example/dict">',
     "link-rel-unknown-to-us": '<link rel="future-fetch" href="//evil.example/f">',
     "link-search-description": '<link rel="search" type="application/opensearchdescription+xml" href="https://evil.example/o.xml">',
@@ -204,6 +221,7 @@ BENIGN_HTML = {
     "search-form": '<form class="sidebar-search-container" method="get" action="search.html" role="search"><input name="q"></form>',
     "svg-data-url": "<p style=\"background:url('data:image/svg+xml;charset=utf-8,<svg xmlns=%22http://www.w3.org/2000/svg%22/>')\">x</p>",
     "local-use": '<svg><use href="#icon-sun"/></svg>',
+    "svg-icon-title": '<svg><symbol id="svg-toc" viewBox="0 0 24 24"><title>目录</title><path d="M4 6h16"/></symbol></svg><p>正文</p>',
     "link-canonical-elsewhere": '<link rel="canonical" href="https://51suanli.example/a.html"><link rel="next" href="b.html">',
 }
 
@@ -268,6 +286,10 @@ def test_the_policy_counts_only_first_in_head(monkeypatch):
     # text closes <head> too (review 18): the <meta> is then in <body>
     assert not guard.scan(f"<html><head>\n.\n{meta}</head></html>")[1]
     assert guard.scan(f"<html><head>\n  <title>标题</title>\n{meta}</head></html>")[1]
+    # HTML's white space is five ASCII characters (review 19): &nbsp; or U+3000 is text
+    assert not guard.scan(f"<html><head>&nbsp;{meta}</head></html>")[1]
+    assert not guard.scan(f"<html><head>\u3000{meta}</head></html>")[1]
+    assert guard.scan(f"<html><head> \t\r\n\f{meta}</head></html>")[1]
 
 
 def test_an_svg_style_read_in_pieces_is_read_whole(tmp_path):

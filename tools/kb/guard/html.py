@@ -196,12 +196,13 @@ class _Scanner(HTMLParser):
         self._inline: tuple[int, list[str]] | None = None  # an inline script being read
         self._style: tuple[int, list[str]] | None = None  # a <style> being read
         self._noscript: tuple[int, list[str]] | None = None
-        # open <svg> and <math>, innermost last: their content is markup, even in
-        # <style>. An end tag closes only an open one of its name (</svg> inside
-        # <math> alone is ignored, as a browser does); a breakout tag (<img>)
-        # is not followed out of them, so what follows is read as markup, more
-        # strictly than a browser might
+        # open <svg>, innermost last: its content is markup, even in <style>. An
+        # end tag closes only an open one of its name; a breakout tag (<img>,
+        # <p>…) leaves them all, as a browser does when no HTML integration
+        # point is open, and none can be: <foreignObject> and <math> are
+        # refused, and an <svg> <title> or <desc> may hold text only (review 19)
         self._foreign: list[str] = []
+        self._text_only: tuple[int, str] | None = None  # an open <svg> <title>/<desc>
         self._before_policy = True  # no element but html, head, meta, title yet, nor text
         self._title = False
 
@@ -221,6 +222,23 @@ class _Scanner(HTMLParser):
         if tag not in ("html", "head", "meta", "title"):
             self._before_policy = False
         self._title = self._title or tag == "title"
+        if self._text_only is not None:
+            self.found.append(
+                (line, f"<{tag}> inside an <svg> <{self._text_only[1]}>: it may hold text only")
+            )
+        if self._foreign and (
+            tag in FOREIGN_BREAKOUT or (tag == "font" and {"color", "face", "size"} & set(attrs))
+        ):
+            self._foreign.clear()  # the browser leaves the svg: this is HTML again
+        if tag == "math" or (self._foreign and tag in INTEGRATION_POINTS):
+            self.found.append(
+                (
+                    line,
+                    f"<{tag}>: in it a browser reads HTML by other rules than this check; not used by this site",
+                )
+            )
+        if self._foreign and tag in ("title", "desc"):
+            self._text_only = (line, tag)
         if tag in ("svg", "math"):
             self._foreign.append(tag)
         self.found += [(line, what) for what in _tag_problems(tag, attrs, pairs)]
@@ -246,6 +264,8 @@ class _Scanner(HTMLParser):
             self.set_cdata_mode(tag)
         elif tag in ("svg", "math"):
             self._foreign.pop()
+        elif self._text_only is not None and self._text_only[1] == tag:
+            self._text_only = None  # <title/> in svg: closed
 
     def set_cdata_mode(self, elem: str, **kwargs) -> None:
         """Inside <svg> and <math> a browser reads <style> and <script> content
@@ -255,7 +275,7 @@ class _Scanner(HTMLParser):
             super().set_cdata_mode(elem, **kwargs)  # (newer Pythons pass escapable=)
 
     def handle_data(self, data: str) -> None:
-        if not self._title and data.strip():
+        if not self._title and data.strip(HTML_SPACE):
             # text ends <head> for a browser: a policy <meta> after it is in
             # <body>, where a browser ignores it
             self._before_policy = False
@@ -267,6 +287,18 @@ class _Scanner(HTMLParser):
             self._style[1].append(data)
 
     def handle_endtag(self, tag: str) -> None:
+        if self._text_only is not None:
+            if tag == self._text_only[1]:
+                self._text_only = None
+            else:
+                self.found.append(
+                    (
+                        self.getpos()[0],
+                        f"</{tag}> inside an <svg> <{self._text_only[1]}>: it may hold text only",
+                    )
+                )
+        if self._foreign and tag in ("br", "p"):
+            self._foreign.clear()  # </br>, </p> leave the svg, as a breakout tag does
         if tag in self._foreign:
             del self._foreign[len(self._foreign) - 1 - self._foreign[::-1].index(tag) :]
         if tag == "title":
@@ -301,6 +333,21 @@ class _Scanner(HTMLParser):
             self.handle_endtag("noscript")
         if self._style is not None:
             self.handle_endtag("style")
+
+
+# HTML's white space: text of any other character (U+00A0, U+3000) before the
+# policy <meta> ends <head> for a browser (str.strip() would take them for space)
+HTML_SPACE = " \t\n\f\r"
+# Start tags that end <svg> content in a browser (the HTML standard's "in
+# foreign content" list; <font> with color, face or size too)
+FOREIGN_BREAKOUT = frozenset(
+    "b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li "
+    "listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var".split()
+)
+# Elements in <svg> and <math> inside which a browser reads HTML again, with
+# raw text (<textarea>, <style>…) where this check would read markup: refused
+# (an <svg> <title> or <desc> is kept, holding text only)
+INTEGRATION_POINTS = frozenset({"foreignobject", "annotation-xml", "mi", "mo", "mn", "ms", "mtext"})
 
 
 # An end tag with something after its name (</style x>, </title/>): a browser
