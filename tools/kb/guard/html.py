@@ -58,7 +58,7 @@ from kb.core.log import getLogger
 from kb.guard import untrusted
 from kb.guard.untrusted import is_remote, shown, url_scheme
 from kb.search import pagefind as kb_pagefind
-from kb.search.pagefind import MAX_NESTING, NESTED, nesting
+from kb.search.pagefind import BREAKOUT, MAX_NESTING, NESTED, nesting
 
 logger = getLogger(__name__)
 
@@ -340,10 +340,7 @@ class _Scanner(HTMLParser):
 HTML_SPACE = " \t\n\f\r"
 # Start tags that end <svg> content in a browser (the HTML standard's "in
 # foreign content" list; <font> with color, face or size too)
-FOREIGN_BREAKOUT = frozenset(
-    "b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li "
-    "listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var".split()
-)
+FOREIGN_BREAKOUT = frozenset(tag.decode("ascii") for tag in BREAKOUT if tag != b"font")
 # Elements in <svg> and <math> inside which a browser reads HTML again, with
 # raw text (<textarea>, <style>…) where this check would read markup: refused
 # (an <svg> <title> or <desc> is kept, holding text only)

@@ -78,7 +78,7 @@ _START_TAG = re.compile(rb"<([a-zA-Z][^\t\n\f\r />]*+)")
 # too); these start tags leave it (and are HTML), and inside these integration
 # points the content is HTML again
 _FOREIGN = frozenset((b"svg", b"math"))
-_BREAKOUT = frozenset(
+BREAKOUT = frozenset(
     b"b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li "
     b"listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var font".split()
 )
@@ -120,7 +120,7 @@ def nesting(data: bytes, reopened: list[tuple[int, bytes]] | None = None) -> tup
         if name in _VOID:
             return None
         inside = foreign[-1] if foreign else False
-        if inside and name not in _BREAKOUT:
+        if inside and name not in BREAKOUT:
             if closed:
                 return None  # <path … /> in <svg>
             content, is_html = name not in _INTEGRATION, False
