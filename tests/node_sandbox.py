@@ -29,10 +29,30 @@ def permission_flag() -> str:
     raise RuntimeError("this Node has no permission model (Node 20 or later is needed)")
 
 
+def links_in(paths: list[Path]) -> list[Path]:
+    """The symbolic links among ``paths`` and inside the folders among them:
+    Node's permission model follows a link out of an allowed folder (``root ->
+    /`` would open the machine to the script; review 19)."""
+    found = []
+    for path in map(Path, paths):
+        if path.is_symlink():
+            found.append(path)
+        elif path.is_dir():
+            for folder, dirs, files in os.walk(path):
+                found += [Path(folder) / name for name in dirs + files if (Path(folder) / name).is_symlink()]
+    return found
+
+
 def run_node(
     args: list[str], reads: list[Path], env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    """``node args`` in the repository, reading only ``reads`` (files or folders)."""
+    """``node args`` in the repository, reading only ``reads`` (files or folders,
+    none of them a link or holding one: then Node is not run at all)."""
+    if links := links_in(reads):
+        raise AssertionError(
+            f"{links[0]}: a symbolic link where the tests run scripts in Node, which would follow it "
+            "out of the folder; not run (the build refuses links too, KB011)"
+        )
     allowed = [f"--allow-fs-read={p}{os.sep if Path(p).is_dir() else ''}" for p in reads]
     return subprocess.run(
         ["node", permission_flag(), *allowed, "--experimental-default-type=module", *args],

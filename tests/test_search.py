@@ -137,6 +137,19 @@ console.log(JSON.stringify(out));
     assert not (tmp_path / "pwned").exists()
 
 
+def test_node_is_not_run_on_a_folder_holding_a_link(tmp_path):
+    """Node's permission model follows links: a link in a folder it may read
+    (root -> /) would give the script the machine's files (review 19)."""
+    folder = tmp_path / "kb-search"
+    folder.mkdir()
+    (folder / "query.js").write_text("console.log(1)\n", encoding="utf-8")
+    (folder / "root").symlink_to("/")
+    with pytest.raises(AssertionError, match="root: a symbolic link"):
+        run_node([str(folder / "query.js")], [folder])
+    (folder / "root").unlink()
+    assert run_node([str(folder / "query.js")], [folder]).stdout == "1\n"
+
+
 def test_query_set_is_large_and_varied(site):
     assert len(QUERIES) >= 80
     kinds = {q["kind"] for q in QUERIES}
