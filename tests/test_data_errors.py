@@ -465,6 +465,18 @@ def test_a_number_too_long_to_print_is_refused(number):
     assert kb_data.parse_yaml(f"a: '{number}'\n")[1] == {"a": number}  # quoted, it is text
 
 
+@pytest.mark.parametrize("number", [".inf", "-.Inf", ".nan", "1.0e+999", "-1.0e+400"])
+def test_a_number_that_is_not_finite_is_refused(number):
+    """review 19: gpus.yaml's value .inf passed both schemas and ended in an
+    OverflowError where the calculators format it."""
+    from kb.core import data as kb_data
+
+    with pytest.raises(kb_data.YamlProblem) as err:
+        kb_data.parse_yaml(f"a: 1.5\nb: {{value: {number}}}\n")
+    assert (err.value.kind, err.value.line) == ("unsafe", 2)
+    assert kb_data.parse_yaml("a: [1.5, 1.0e+300, -0.0]\n")[1] == {"a": [1.5, 1e300, -0.0]}
+
+
 def test_an_alias_bomb_is_refused_before_it_expands():
     from kb.core import data as kb_data
 

@@ -44,6 +44,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -301,6 +302,7 @@ def parse_yaml(
 # message that shows it later would end in a traceback); no value here needs 30.
 MAX_INT_DIGITS = 30
 _INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
 
 
 def _no_huge_numbers(root: yaml.Node | None, first_line: int) -> None:
@@ -317,6 +319,14 @@ def _no_huge_numbers(root: yaml.Node | None, first_line: int) -> None:
                 first_line + node.start_mark.line,
                 f"a number of {len(node.value)} characters (more than {MAX_INT_DIGITS}); "
                 "write a smaller one, or quote it if it is text",
+            )
+        elif node.tag == _FLOAT_TAG and not math.isfinite(_Loader("").construct_yaml_float(node)):
+            # .inf, .nan, 1e999: no figure of this site is one, and the code that
+            # formats figures cannot (OverflowError, review 19)
+            raise YamlProblem(
+                "unsafe",
+                first_line + node.start_mark.line,
+                f"{node.value!r} is not a finite number; write the figure (quote it if it is text)",
             )
 
 
