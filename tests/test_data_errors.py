@@ -541,11 +541,20 @@ def test_search_synonyms_keep_the_good_groups_and_name_the_bad_ones(tmp_path):
         "- [显存, Gradient Accumulation]\n"  # a reader's word that is a glossary name
         "- [孤零零]\n"  # a group of one word
         "- [利用率, 占用率]\n"
-        "- [闲置, 闲着]\n",  # a word already in a group
+        "- [闲置, 闲着]\n"  # a word already in a group
+        "- [数据中心化, 数据中]\n"  # a reader's word inside the pages' word
+        "- [GPU Cluster, gpu]\n",  # the same, in Latin words
     )
     assert loaded.data == [["空闲", "闲着"], ["利用率", "占用率"]]
     problems = sorted((p.line, p.code, p.message) for p in loaded.problems)
-    assert [(line, code) for line, code, _ in problems] == [(2, "KB044"), (3, "KB043"), (5, "KB044")]
+    assert [(line, code) for line, code, _ in problems] == [
+        (2, "KB044"),
+        (3, "KB043"),
+        (5, "KB044"),
+        (6, "KB044"),
+        (7, "KB044"),
+    ]
+    assert "'数据中' is part of the pages' word '数据中心化'" in problems[3][2]
     assert "'Gradient Accumulation' is a name of the glossary entry 'gradient-accumulation'" in problems[0][2]
     assert "'闲着' is already in the group on line 1" in problems[2][2]
 

@@ -174,8 +174,11 @@ export function pagesWords(query, hits) {
   for (const { group } of hits) {
     if (!group.synonym) continue;
     const [head, ...words] = prepared(group).map(({ name }) => name);
+    // each word once, every place at once: a word the head holds is not
+    // replaced again (the build refuses such a group too, KB044)
     for (const word of words.sort((a, b) => b.length - a.length)) {
-      while (aliasPattern(word).test(out)) out = replaceAlias(out, word, head);
+      out = HAS_CJK.test(word) ? out.split(word).join(` ${head} `)
+        : out.replace(new RegExp(aliasPattern(word).source, "g"), (match, before) => `${before} ${head} `);
     }
   }
   out = normalize(out);

@@ -155,6 +155,9 @@ test("the query in the pages' words says every reader's word at once", () => {
   const groups = [...GROUPS, ...SYNONYMS];
   const query = "机房 越来越热 怎么降温 闲着 闲置";
   assert.equal(pagesWords(query, aliasHits(query, groups)), "数据中心 越来越热 怎么 散热 空闲 空闲");
+  // a reader's word inside the pages' word is replaced once, not forever (review 19)
+  const odd = [{ names: ["数据中心化", "数据中"], synonym: true }, { names: ["gpu cluster", "gpu"], synonym: true }];
+  assert.equal(pagesWords("数据中 gpu", aliasHits("数据中 gpu", odd)), "数据中心化 gpu cluster");
   // a glossary name is left to the glossary's rewrites
   assert.equal(pagesWords("amp 显存", aliasHits("amp 显存", groups)), null);
 });

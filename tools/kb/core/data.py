@@ -48,6 +48,7 @@ import math
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -824,6 +825,14 @@ def _search_synonyms(path: Path, schema: Path, stamps, glossary_stamps) -> Loade
                     f"{word!r} is already in the group on line {seen[word.lower()]}; "
                     "a word may lead to one group only: merge the two groups or drop one",
                 )
+            elif k and _holds(group[0], word):
+                problem = Problem(
+                    path,
+                    at,
+                    CODES["unique"],
+                    f"{word!r} is part of the pages' word {group[0]!r}: search would find it again in "
+                    "what it puts for it; drop it, or put the group's words in the right order",
+                )
             elif k and word.lower() in terms:
                 problem = Problem(
                     path,
@@ -841,6 +850,18 @@ def _search_synonyms(path: Path, schema: Path, stamps, glossary_stamps) -> Loade
         for word in group:
             seen[word.lower()] = line
     return _keep(loaded, [i not in bad for i in range(len(loaded.data))], extra)
+
+
+_CJK = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def _holds(text: str, word: str) -> bool:
+    """Whether the search page finds ``word`` in ``text`` (query.js: Chinese
+    anywhere, Latin as a whole word), both as it normalizes them."""
+    text, word = (unicodedata.normalize("NFKC", t).lower() for t in (text, word))
+    if _CJK.search(word):
+        return word in text
+    return re.search(f"(^|[^a-z0-9]){re.escape(word)}($|[^a-z0-9])", text) is not None
 
 
 def search_synonyms(data_dir: Path) -> Loaded:
