@@ -27,12 +27,16 @@ def test_no_page_carries_alias_marks(site):
 
 
 def test_the_search_page_gets_every_glossary_name(site):
-    """What replaces the marks: the alias groups, one per glossary entry."""
+    """What replaces the marks: the alias groups, one per glossary entry (and,
+    marked `synonym`, one per group of data/search-synonyms.yaml)."""
     html = (site / "search.html").read_text(encoding="utf-8")
     data = re.search(r'<script type="application/json" id="kb-search-aliases">(.*?)</script>', html, re.S)
     groups = json.loads(data.group(1))
     glossary = yaml.safe_load((ROOT / "data" / "glossary.yaml").read_text(encoding="utf-8"))
-    assert len(groups) == len(glossary)
+    synonyms = yaml.safe_load((ROOT / "data" / "search-synonyms.yaml").read_text(encoding="utf-8"))
+    assert [g["names"][0] for g in groups if not g.get("synonym")] == [e["zh"] for e in glossary]
+    assert [g["names"] for g in groups if g.get("synonym")] == synonyms
+    assert all("def" not in g and "url" not in g for g in groups if g.get("synonym"))
     mixed = next(g for g in groups if g["names"][0] == "混合精度")
     assert {"mixed precision", "AMP"} <= set(mixed["names"])
     assert mixed["url"].startswith("glossary.html#")
