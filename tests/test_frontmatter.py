@@ -223,3 +223,25 @@ def test_make_html_reports_a_duplicate_title_at_the_second(one_build):
     assert r.run.proc.returncode != 0, out[-3000:]
     assert f"{r.value}:4: WARNING: KB008 key 'title' is given twice (first on line 2)" in out, out[-3000:]
     assert "Traceback" not in out, out[-3000:]
+
+
+# A pull request that loosens data/front-matter.schema.json, then gives a
+# field a shape the code cannot read (review 19: tracebacks in kb.pages.tags):
+# the schema the code was written for still refuses it, at its line.
+LOOSE_SCHEMAS = {
+    "fields-without-rules": '{"type": "object", "properties": {"title": {}, "guide": {}, "tags": {}, "also_in": {}}}',
+    "unusable": '{"type": "object"}',
+}
+
+
+@pytest.mark.parametrize("schema", sorted(LOOSE_SCHEMAS))
+@pytest.mark.parametrize(
+    "edit",
+    [("title: 梯度累积", "title: [1, 2]"), ("summary: 用小显存模拟大 batch。", "summary: {a: b}")],
+    ids=["title-a-list", "summary-a-mapping"],
+)
+def test_a_loosened_schema_still_refuses_what_the_code_cannot_read(tiny, schema, edit):
+    write(tiny, "data/front-matter.schema.json", LOOSE_SCHEMAS[schema])
+    write(tiny, "docs/training/x.md", ARTICLE.replace(*edit))
+    line = ARTICLE.split("\n").index(edit[0]) + 1
+    assert_fails_at(tiny, f"{tiny}/docs/training/x.md:{line}: WARNING: KB")

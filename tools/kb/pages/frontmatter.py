@@ -94,11 +94,20 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def load_schema(data_dir: Path) -> dict:
-    """The article schema with the tag vocabulary and the guides filled in."""
-    return _filled_schema(
-        kb_data.front_matter_schema(data_dir), kb_data.tags(data_dir), kb_data.guides(data_dir)
-    )
+def load_schemas(data_dir: Path) -> tuple[dict, dict]:
+    """The article schema with the tag vocabulary and the guides filled in,
+    then the one the code was written for (kb.core.data.floor_schema): a
+    front matter must satisfy both, so that a loosened or unusable
+    data/front-matter.schema.json never lets through a shape the code cannot
+    read (a list as title: a traceback; review 19)."""
+    tags, guides = kb_data.tags(data_dir), kb_data.guides(data_dir)
+    return _filled_schema(kb_data.front_matter_schema(data_dir), tags, guides), _filled_floor(tags, guides)
+
+
+@functools.lru_cache(maxsize=16)
+def _filled_floor(tags: kb_data.Loaded, guides: kb_data.Loaded) -> dict:
+    floor = kb_data.floor_schema(FLOOR)
+    return {"type": "object"} if floor is None else _fill(floor, tags, guides)
 
 
 @functools.lru_cache(maxsize=16)
@@ -106,7 +115,14 @@ def _filled_schema(schema: kb_data.Loaded, tags: kb_data.Loaded, guides: kb_data
     # Unusable data files are reported by kb.core.data; validate what can be.
     if schema.data is None:
         return {"type": "object"}
-    filled = copy.deepcopy(schema.data)
+    return _fill(schema.data, tags, guides)
+
+
+FLOOR = "front-matter.schema.json"
+
+
+def _fill(schema: dict, tags: kb_data.Loaded, guides: kb_data.Loaded) -> dict:
+    filled = copy.deepcopy(schema)
     props = filled["properties"]
     if not tags.problems:
         props["tags"]["items"] = {"enum": sorted(tags.data)}
@@ -244,12 +260,17 @@ def check_fields(
     errors = []
     tags = load_tags(data_dir)
     guides = guide_keys(data_dir)
-    validator = kb_data.validator(load_schema(data_dir))
     fields = set()
-    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
-        msg, path = _message(err, tags, guides)
-        errors.append((_line_of(root, path, first) if path else first, msg))
-        fields.update(list(err.absolute_path)[:1])
+    for schema in load_schemas(data_dir):
+        found = sorted(
+            kb_data.validator(schema).iter_errors(data), key=lambda e: list(map(str, e.absolute_path))
+        )
+        for err in found:
+            msg, path = _message(err, tags, guides)
+            errors.append((_line_of(root, path, first) if path else first, msg))
+            fields.update(list(err.absolute_path)[:1])
+        if found:
+            break  # the editable schema's findings; the code's own only when it has none
     # tags and guides name pages and folders (tags/<tag>.html): a slug, never
     # ../index, whatever the editable schema and data files say
     for field, path, value in _slug_fields(data):
