@@ -71,12 +71,24 @@ def note_text(text: str, label: str) -> str:
     return match.group(2) if match else ""
 
 
+# A register's formula is a pull request's text that the tests run: short,
+# and of numbers only ("x" * 3000000000 would ask for 3 GB; review 19)
+MAX_FORMULA = 200
+
+
 def evaluate(formula: str, inputs: dict) -> float:
-    """Arithmetic only: + - * /, the named inputs and calls of FORMULAS."""
+    """Arithmetic only: + - * /, numbers, the named inputs and calls of FORMULAS."""
+    if len(formula) > MAX_FORMULA:
+        raise ValueError(f"{formula[:40]!r}…: a formula of more than {MAX_FORMULA} characters")
     tree = ast.parse(formula, mode="eval")
     for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED) or (
-            isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in FORMULAS)
+        if (
+            not isinstance(node, _ALLOWED)
+            or (
+                isinstance(node, ast.Call)
+                and not (isinstance(node.func, ast.Name) and node.func.id in FORMULAS)
+            )
+            or (isinstance(node, ast.Constant) and type(node.value) not in (int, float))
         ):
             raise ValueError(
                 f"{formula!r}: only + - * /, input names and the formulas {', '.join(FORMULAS)} are allowed"
@@ -207,6 +219,10 @@ def test_formulas_refuse_anything_but_arithmetic():
     with pytest.raises(ValueError):
         evaluate("(lambda: 1)()", {})
     assert evaluate("a * b / c", {"a": 2, "b": 3, "c": 4}) == 1.5
+    # review 19: a string repeated 3e9 times, a power, a formula as long as a page
+    for formula in ['"x" * 3000000000', "a ** 99999999", "a" + " * a" * 100]:
+        with pytest.raises(ValueError):
+            evaluate(formula, {"a": 2})
     assert evaluate("break_even_months(p, 0, 1, 10)", {"p": 50}) == 5
 
 
