@@ -210,6 +210,21 @@ HOSTILE_HTML = {
     # after a breakout tag the browser reads HTML: a <style> is raw text, whose
     # CSS a comment must not hide from this check
     "breakout-then-style": "<svg><p></p><style>/*<!--*/@import url(//evil.example/x.css);/*-->*/</style></svg>",
+    # review 20 (helper-114): what html.parser ends where a browser does not
+    **{
+        f"hidden-by-{name}": markup.replace(
+            "HIDDEN", '<meta http-equiv=refresh content="0;url=https://evil.example/">'
+        )
+        for name, markup in {
+            "end-tag-with-space": "<textarea></ textarea><title></textarea>HIDDEN</title>",
+            "script-end-with-space": "<script type=application/json></ script><title></script>HIDDEN</title>",
+            "comment-dash-dash-space": "<!-- -- ><title>-->HIDDEN</title>",
+            "comment-dash-dash-newline": "<!-- --\n><title>-->HIDDEN</title>",
+            "script-double-escaped": "<script type=application/json><!--<script></script><title></script>HIDDEN</title>",
+            "html-end-tag-in-svg": "<div><svg></div><textarea></svg><title></textarea>HIDDEN</title>",
+            "span-end-tag-in-svg-g": "<span><svg><g></span><textarea></svg><title></textarea>HIDDEN</title>",
+        }.items()
+    },
     "link-compression-dictionary": '<link rel="compression-dictionary" href="https://evil.example/dict">',
     "link-rel-unknown-to-us": '<link rel="future-fetch" href="//evil.example/f">',
     "link-search-description": '<link rel="search" type="application/opensearchdescription+xml" href="https://evil.example/o.xml">',
@@ -221,6 +236,7 @@ BENIGN_HTML = {
     "search-form": '<form class="sidebar-search-container" method="get" action="search.html" role="search"><input name="q"></form>',
     "svg-data-url": "<p style=\"background:url('data:image/svg+xml;charset=utf-8,<svg xmlns=%22http://www.w3.org/2000/svg%22/>')\">x</p>",
     "local-use": '<svg><use href="#icon-sun"/></svg>',
+    "svg-closed-elements": '<div><svg viewBox="0 0 1 1"><g><path d="M0 0"></path></g><circle r="1"/></svg></div>',
     "svg-icon-title": '<svg><symbol id="svg-toc" viewBox="0 0 24 24"><title>目录</title><path d="M4 6h16"/></symbol></svg><p>正文</p>',
     "link-canonical-elsewhere": '<link rel="canonical" href="https://51suanli.example/a.html"><link rel="next" href="b.html">',
 }
@@ -290,6 +306,9 @@ def test_the_policy_counts_only_first_in_head(monkeypatch):
     assert not guard.scan(f"<html><head>&nbsp;{meta}</head></html>")[1]
     assert not guard.scan(f"<html><head>\u3000{meta}</head></html>")[1]
     assert guard.scan(f"<html><head> \t\r\n\f{meta}</head></html>")[1]
+    # </br>, </body>, </html> in <head> start the body (review 20)
+    for end in ("</br>", "</body>", "</html>"):
+        assert not guard.scan(f"<html><head>{end}{meta}</head></html>")[1], end
 
 
 def test_an_svg_style_read_in_pieces_is_read_whole(tmp_path):

@@ -196,15 +196,19 @@ class _Scanner(HTMLParser):
         self._inline: tuple[int, list[str]] | None = None  # an inline script being read
         self._style: tuple[int, list[str]] | None = None  # a <style> being read
         self._noscript: tuple[int, list[str]] | None = None
-        # open <svg>, innermost last: its content is markup, even in <style>. An
-        # end tag closes only an open one of its name; a breakout tag (<img>,
-        # <p>…) leaves them all, as a browser does when no HTML integration
-        # point is open, and none can be: <foreignObject> and <math> are
-        # refused, and an <svg> <title> or <desc> may hold text only (review 19)
+        # the open <svg> and the elements open in it, innermost last: its
+        # content is markup, even in <style>. An end tag closes the innermost
+        # open element of its name; one that closes nothing opened in the svg
+        # (</div> of the <div> around it: the browser leaves the svg there) is
+        # refused (review 20); a breakout tag (<img>, <p>…) leaves them all, as
+        # a browser does when no HTML integration point is open, and none can
+        # be: <foreignObject> and <math> are refused, and an <svg> <title> or
+        # <desc> may hold text only (review 19)
         self._foreign: list[str] = []
         self._text_only: tuple[int, str] | None = None  # an open <svg> <title>/<desc>
         self._before_policy = True  # no element but html, head, meta, title yet, nor text
         self._title = False
+        self._script: int | None = None  # the line of an open <script> of any type
 
     def handle_starttag(self, tag: str, pairs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
@@ -239,11 +243,13 @@ class _Scanner(HTMLParser):
             )
         if self._foreign and tag in ("title", "desc"):
             self._text_only = (line, tag)
-        if tag in ("svg", "math"):
+        if tag in ("svg", "math") or self._foreign:
             self._foreign.append(tag)
         self.found += [(line, what) for what in _tag_problems(tag, attrs, pairs)]
         if tag == "script" and "src" not in attrs and attrs.get("type", "").lower() not in DATA_BLOCKS:
             self._inline = (line, [])
+        if tag == "script":
+            self._script = line
         if tag == "style" and self._style is None:
             # its text is checked whole at </style>: a browser joins the text
             # that a comment or an element splits inside <svg><style>
@@ -262,10 +268,10 @@ class _Scanner(HTMLParser):
         self.handle_starttag(tag, pairs)
         if tag in RAW_TEXT | {"script", "style"} and not self._foreign:
             self.set_cdata_mode(tag)
-        elif tag in ("svg", "math"):
-            self._foreign.pop()
-        elif self._text_only is not None and self._text_only[1] == tag:
-            self._text_only = None  # <title/> in svg: closed
+        elif self._foreign and self._foreign[-1] == tag:
+            self._foreign.pop()  # "/>" closes an element in svg content
+            if self._text_only is not None and self._text_only[1] == tag:
+                self._text_only = None  # <title/> in svg: closed
 
     def set_cdata_mode(self, elem: str, **kwargs) -> None:
         """Inside <svg> and <math> a browser reads <style> and <script> content
@@ -275,6 +281,12 @@ class _Scanner(HTMLParser):
             super().set_cdata_mode(elem, **kwargs)  # (newer Pythons pass escapable=)
 
     def handle_data(self, data: str) -> None:
+        if self._script is not None and "<!--" in data:
+            # "<!--<script>" in a script: a browser then reads on past the first
+            # </script> (its "double escaped" state); html.parser does not (review 20)
+            self.found.append(
+                (self._script, "'<!--' in a <script>: browsers end it elsewhere than this check")
+            )
         if not self._title and data.strip(HTML_SPACE):
             # text ends <head> for a browser: a policy <meta> after it is in
             # <body>, where a browser ignores it
@@ -287,6 +299,12 @@ class _Scanner(HTMLParser):
             self._style[1].append(data)
 
     def handle_endtag(self, tag: str) -> None:
+        if tag not in ("title", "head"):
+            # </br>, </body>, </html> in <head> start the body for a browser: a
+            # policy <meta> after them is ignored (review 20); the others, stricter
+            self._before_policy = False
+        if tag == "script":
+            self._script = None
         if self._text_only is not None:
             if tag == self._text_only[1]:
                 self._text_only = None
@@ -299,8 +317,15 @@ class _Scanner(HTMLParser):
                 )
         if self._foreign and tag in ("br", "p"):
             self._foreign.clear()  # </br>, </p> leave the svg, as a breakout tag does
-        if tag in self._foreign:
+        elif tag in self._foreign:
             del self._foreign[len(self._foreign) - 1 - self._foreign[::-1].index(tag) :]
+        elif self._foreign:
+            self.found.append(
+                (
+                    self.getpos()[0],
+                    f"</{tag}> inside an <svg> closes nothing opened in it: a browser may leave the svg there",
+                )
+            )
         if tag == "title":
             self._title = False
         if tag == "noscript" and self._noscript is not None:
@@ -356,8 +381,11 @@ END_TAG_REST = re.compile(r"</([a-zA-Z][^\t\n\r\f />]*)[\t\n\r\f /][^>]*>")
 # Comments a browser ends where html.parser does not (<!-->, <!--->, --!>),
 # and any "<![" (a CDATA section in any case, <![if …]>, <![temp …]]>), which
 # html.parser reads as a marked section up to "]>" or "]]>" and HTML as a
-# comment ending at its first ">" (in an XML file expat is the judge of "<![")
-DIFFERENTIAL = re.compile(r"<!---?>|--!>|<!\[")
+# comment ending at its first ">" (in an XML file expat is the judge of "<![").
+# Review 20: "-- >" (html.parser ends a comment there, a browser does not),
+# and "</" before anything but a letter ("</ textarea>" ends raw text for
+# html.parser; for a browser it is text).
+DIFFERENTIAL = re.compile(r"<!---?>|--!>|<!\[|--[\t\n\f\r ]+>|</(?![A-Za-z])")
 
 
 # Bidirectional controls in a written page, as characters or as references
