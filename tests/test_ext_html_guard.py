@@ -225,6 +225,22 @@ HOSTILE_HTML = {
             "span-end-tag-in-svg-g": "<span><svg><g></span><textarea></svg><title></textarea>HIDDEN</title>",
         }.items()
     },
+    # review 21 (helper-115): where html.parser ends a tag, a comment or raw
+    # text and a browser does not: "==", Python's other spaces, quotes in end tags
+    **{
+        f"hidden-by-{name}": markup.replace("PAY", "<script>document.title='x'</script>")
+        for name, markup in {
+            "double-equals": "<i title=='x>PAY<i title='>",
+            "vt-before-quote": "<i title=\x0b'x>PAY<i title='>",
+            "nbsp-before-quote": "<i title=\xa0'x>PAY<i title='>",
+            "ideographic-space-before-quote": "<i title=\u3000'x>PAY<i title='>",
+            "line-separator-before-quote": "<i title=\u2028'x>PAY<i title='>",
+            "comment-end-vt": '<!-- --\x0b><i title=" -->PAY<i title=">x">',
+            "script-end-vt": '<script type=application/json>{}</script\x0b><i title="</script>PAY<i title=">',
+            "title-end-nbsp": '<title>t</title\xa0><meta name=a content="</title>PAY<i title=">',
+            "quoted-end-tag": "<i>a</i title=\"a><i title='b\">PAY<i title='>",
+        }.items()
+    },
     "link-compression-dictionary": '<link rel="compression-dictionary" href="https://evil.example/dict">',
     "link-rel-unknown-to-us": '<link rel="future-fetch" href="//evil.example/f">',
     "link-search-description": '<link rel="search" type="application/opensearchdescription+xml" href="https://evil.example/o.xml">',
@@ -236,6 +252,8 @@ BENIGN_HTML = {
     "search-form": '<form class="sidebar-search-container" method="get" action="search.html" role="search"><input name="q"></form>',
     "svg-data-url": "<p style=\"background:url('data:image/svg+xml;charset=utf-8,<svg xmlns=%22http://www.w3.org/2000/svg%22/>')\">x</p>",
     "local-use": '<svg><use href="#icon-sun"/></svg>',
+    "attributes-browsers-and-this-check-read-alike": '<img src="a.png" alt="图 = 示意" data-x=\'a>b\' class=c/><a href="#x" title="a==b">x</a>',
+    "chinese-text-with-ideographic-space": "<p>编者注：\u3000见下文。</p>",
     "svg-closed-elements": '<div><svg viewBox="0 0 1 1"><g><path d="M0 0"></path></g><circle r="1"/></svg></div>',
     "svg-icon-title": '<svg><symbol id="svg-toc" viewBox="0 0 24 24"><title>目录</title><path d="M4 6h16"/></symbol></svg><p>正文</p>',
     "link-canonical-elsewhere": '<link rel="canonical" href="https://51suanli.example/a.html"><link rel="next" href="b.html">',

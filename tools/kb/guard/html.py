@@ -184,6 +184,40 @@ def meta_policy(policy: str) -> str:
     return "; ".join(p for p in parts if p.split()[0].lower() not in NOT_IN_META)
 
 
+def browser_tag_end(tag: str) -> int | None:
+    """Where an HTML tokenizer ends the start tag that ``tag`` opens (the index
+    after its ">"), or None if not within ``tag``: attribute values quoted only
+    right after "=" and HTML's five space characters (html.parser also takes
+    "==" and Python's other spaces)."""
+    stops, i, n = HTML_SPACE + "/>", 1, len(tag)
+    while i < n and tag[i] not in stops:  # the name
+        i += 1
+    while i < n:
+        if tag[i] in HTML_SPACE + "/":
+            i += 1
+            continue
+        if tag[i] == ">":
+            return i + 1
+        i += 1  # an attribute's name (its first character may be "=")
+        while i < n and tag[i] not in stops + "=":
+            i += 1
+        while i < n and tag[i] in HTML_SPACE:
+            i += 1
+        if i < n and tag[i] == "=":
+            i += 1
+            while i < n and tag[i] in HTML_SPACE:
+                i += 1
+            if i < n and tag[i] in "\"'":
+                end = tag.find(tag[i], i + 1)
+                if end < 0:
+                    return None
+                i = end + 1
+            else:
+                while i < n and tag[i] not in HTML_SPACE + ">":
+                    i += 1
+    return None
+
+
 class _Scanner(HTMLParser):
     """Reads a written file the way a browser tokenizes it (``<script/x>``,
     ``<meta/http-equiv=…>`` and unquoted values included), and notes each
@@ -212,6 +246,11 @@ class _Scanner(HTMLParser):
 
     def handle_starttag(self, tag: str, pairs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
+        text = self.get_starttag_text() or ""
+        if browser_tag_end(text) != len(text):
+            # html.parser took more (or less) for this tag than a browser does:
+            # title=='x>…' or title=\xa0'x>…' (review 21)
+            self.found.append((line, f"{text[:60]!r}: a browser ends this tag elsewhere than this check"))
         attrs: dict[str, str] = {}
         for name, value in pairs:
             attrs.setdefault(name, value or "")  # a browser keeps the first of two
@@ -385,7 +424,16 @@ END_TAG_REST = re.compile(r"</([a-zA-Z][^\t\n\r\f />]*)[\t\n\r\f /][^>]*>")
 # Review 20: "-- >" (html.parser ends a comment there, a browser does not),
 # and "</" before anything but a letter ("</ textarea>" ends raw text for
 # html.parser; for a browser it is text).
-DIFFERENTIAL = re.compile(r"<!---?>|--!>|<!\[|--[\t\n\f\r ]+>|</(?![A-Za-z])")
+# Review 21: a character Python's "\\s" takes for space and HTML does not,
+# where html.parser would end a comment or an end tag on it ("--" + VT + ">",
+# "</title" + NBSP + ">"); the C0/C1 controls no page holds; and quotes in an
+# end tag, whose value a browser reads past a ">" (</i title="a>…">).
+NOT_HTML_SPACE = "\x0b\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+DIFFERENTIAL = re.compile(
+    r"<!---?>|--!>|<!\[|--\s+>|</(?![A-Za-z])"
+    rf"|</[A-Za-z][^\t\n\f\r />]*[{NOT_HTML_SPACE}]|[\x0b\x1c-\x1f\x85]"
+    r"|</[A-Za-z][^\t\n\f\r />]*[\t\n\f\r /][^>]*[\"']"
+)
 
 
 # Bidirectional controls in a written page, as characters or as references
