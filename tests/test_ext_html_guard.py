@@ -241,6 +241,12 @@ HOSTILE_HTML = {
             "quoted-end-tag": "<i>a</i title=\"a><i title='b\">PAY<i title='>",
         }.items()
     },
+    # review 22 (helper-116): attributes html.parser reads otherwise than a browser
+    "policy-meta-nbsp-before-content": '<meta http-equiv="Content-Security-Policy"\xa0content="default-src \'self\'">',
+    "policy-meta-double-equals": '<meta http-equiv=="Content-Security-Policy" content="default-src \'self\'">',
+    "alt-double-equals-hides-handler": '<img src=x alt=="x onerror=alert(1) y">',
+    "alt-nbsp-hides-handler": '<img src=x alt=\xa0"x onerror=alert(1) y">',
+    "script-type-after-nbsp": '<script x\xa0type="application/json">alert(1)</script>',
     "link-compression-dictionary": '<link rel="compression-dictionary" href="https://evil.example/dict">',
     "link-rel-unknown-to-us": '<link rel="future-fetch" href="//evil.example/f">',
     "link-search-description": '<link rel="search" type="application/opensearchdescription+xml" href="https://evil.example/o.xml">',
@@ -474,3 +480,19 @@ def test_a_book_whose_stylesheet_loads_from_another_host_is_deleted(tmp_path, cs
     book.write_bytes(b"PK")
     guard.check_book_pages(types.SimpleNamespace(outdir=str(tmp_path)))
     assert book.exists()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<rect mask=\"image-set('https://evil.example/x.png' 1x)\"/>",
+        "<rect cursor=\"image-set('https://evil.example/c.png' 1x), auto\"/>",
+        '<rect><set attributeName="mask" to="image-set(\'https://evil.example/x.png\' 1x)"/></rect>',
+        '<rect filter="cross-fade(url(a.png), url(https://evil.example/b.png))"/>',
+    ],
+)
+def test_an_image_set_in_any_svg_attribute_is_found(tmp_path, body):
+    """review 22: image-set() and cross-fade() fetch in mask=, cursor=, an animation's to=."""
+    svg = tmp_path / "p.svg"
+    svg.write_text(f'<svg xmlns="http://www.w3.org/2000/svg">{body}</svg>', encoding="utf-8")
+    assert guard.check_file(svg, page=False)

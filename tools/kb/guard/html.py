@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import html as html_lib
 import json
 import multiprocessing
 import os
@@ -184,12 +185,15 @@ def meta_policy(policy: str) -> str:
     return "; ".join(p for p in parts if p.split()[0].lower() not in NOT_IN_META)
 
 
-def browser_tag_end(tag: str) -> int | None:
-    """Where an HTML tokenizer ends the start tag that ``tag`` opens (the index
-    after its ">"), or None if not within ``tag``: attribute values quoted only
-    right after "=" and HTML's five space characters (html.parser also takes
-    "==" and Python's other spaces)."""
+def browser_tag(tag: str) -> tuple[int | None, list[tuple[str, str]]]:
+    """The start tag ``tag`` opens as an HTML tokenizer reads it: where it ends
+    (the index after its ">", or None if not within ``tag``) and its
+    attributes, (lower-case name, value with references decoded). Values are
+    quoted only right after "=", and only HTML's five space characters
+    separate (html.parser also takes "==" and Python's other spaces; review 21,
+    22)."""
     stops, i, n = HTML_SPACE + "/>", 1, len(tag)
+    attrs: list[tuple[str, str]] = []
     while i < n and tag[i] not in stops:  # the name
         i += 1
     while i < n:
@@ -197,10 +201,12 @@ def browser_tag_end(tag: str) -> int | None:
             i += 1
             continue
         if tag[i] == ">":
-            return i + 1
+            return i + 1, attrs
+        start = i
         i += 1  # an attribute's name (its first character may be "=")
         while i < n and tag[i] not in stops + "=":
             i += 1
+        name, value = tag[start:i].lower(), ""
         while i < n and tag[i] in HTML_SPACE:
             i += 1
         if i < n and tag[i] == "=":
@@ -210,12 +216,15 @@ def browser_tag_end(tag: str) -> int | None:
             if i < n and tag[i] in "\"'":
                 end = tag.find(tag[i], i + 1)
                 if end < 0:
-                    return None
-                i = end + 1
+                    return None, attrs
+                value, i = tag[i + 1 : end], end + 1
             else:
+                begin = i
                 while i < n and tag[i] not in HTML_SPACE + ">":
                     i += 1
-    return None
+                value = tag[begin:i]
+        attrs.append((name, html_lib.unescape(value)))
+    return None, attrs
 
 
 class _Scanner(HTMLParser):
@@ -247,10 +256,12 @@ class _Scanner(HTMLParser):
     def handle_starttag(self, tag: str, pairs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
         text = self.get_starttag_text() or ""
-        if browser_tag_end(text) != len(text):
-            # html.parser took more (or less) for this tag than a browser does:
-            # title=='x>…' or title=\xa0'x>…' (review 21)
-            self.found.append((line, f"{text[:60]!r}: a browser ends this tag elsewhere than this check"))
+        end, browser_attrs = browser_tag(text)
+        if end != len(text) or browser_attrs != [(name, value or "") for name, value in pairs]:
+            # html.parser took more (or less) for this tag, or other attributes,
+            # than a browser does: title=='x>…', title=\xa0'x>…', a\xa0content=…
+            # (review 21, 22)
+            self.found.append((line, f"{text[:60]!r}: a browser reads this tag otherwise than this check"))
         attrs: dict[str, str] = {}
         for name, value in pairs:
             attrs.setdefault(name, value or "")  # a browser keeps the first of two
@@ -486,6 +497,17 @@ def _meta_problem(attrs: dict[str, str]) -> str | None:
     return f"<meta http-equiv={attrs['http-equiv']!r}> can redirect or change the policy"
 
 
+# What makes an attribute's value a CSS value that may fetch: url() and, in
+# any attribute (mask=, cursor=, an animation's to=), image-set() and
+# cross-fade() (review 22)
+CSS_FETCHING = ("url(", "image-set(", "cross-fade(", "@import")
+
+
+def _css_like(value: str) -> bool:
+    unescaped = css_unescaped(value).lower()
+    return any(word in unescaped for word in CSS_FETCHING)
+
+
 def _tag_problems(tag: str, attrs: dict[str, str], pairs: list[tuple[str, str | None]]):
     if tag in EMBEDDING:
         yield f"<{tag}> embeds another document; link to it instead"
@@ -497,8 +519,8 @@ def _tag_problems(tag: str, attrs: dict[str, str], pairs: list[tuple[str, str | 
             yield f"event handler {name}= on <{tag}>; attach it from a script file"
         elif name in URL_ATTRS or name in LIST_ATTRS:
             yield from _url_problems(tag, name, value, attrs)
-        elif name == "style" or "url(" in css_unescaped(value).lower():
-            yield from _css_problems(tag, value)  # also fill=, filter=, mask= … "url(…)"
+        elif name == "style" or _css_like(value):
+            yield from _css_problems(tag, value)  # also fill=, filter=, mask=, cursor= … "url(…)"
     yield from _animation_problems(tag, attrs)
     if tag == "script" and "src" in attrs and is_remote(attrs["src"]):
         yield f"script from another host: {attrs['src']!r}"
@@ -625,7 +647,7 @@ def scan_xml(text: str, svg: bool = False) -> list[tuple[int, str]]:
                 found.extend(
                     (line, what) for what in _url_problems(tag, "src" if loads else attr, value, attrs)
                 )
-            elif attr == "style" or "url(" in css_unescaped(value).lower():
+            elif attr == "style" or _css_like(value):
                 found.extend((line, what) for what in _css_problems(tag, value))  # fill="url(…)" too
         found.extend(
             (line, what) for what in _animation_problems(tag, {_local(k): v for k, v in attrib.items()})
