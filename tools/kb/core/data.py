@@ -306,15 +306,22 @@ _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 
 
-def _no_huge_numbers(root: yaml.Node | None, first_line: int) -> None:
-    stack = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if isinstance(node, yaml.MappingNode):
-            stack += [part for pair in node.value for part in pair]
+def _scalars(root: yaml.Node | None):
+    """Every scalar node of a YAML tree, keys included."""
+    nodes_left = [root] if root is not None else []
+    while nodes_left:
+        node = nodes_left.pop()
+        if isinstance(node, yaml.ScalarNode):
+            yield node
         elif isinstance(node, yaml.SequenceNode):
-            stack += node.value
-        elif node.tag == _INT_TAG and len(node.value) > MAX_INT_DIGITS:
+            nodes_left += node.value
+        elif isinstance(node, yaml.MappingNode):
+            nodes_left += [part for pair in node.value for part in pair]
+
+
+def _no_huge_numbers(root: yaml.Node | None, first_line: int) -> None:
+    for node in _scalars(root):
+        if node.tag == _INT_TAG and len(node.value) > MAX_INT_DIGITS:
             raise YamlProblem(
                 "unsafe",
                 first_line + node.start_mark.line,
@@ -334,22 +341,15 @@ def _no_huge_numbers(root: yaml.Node | None, first_line: int) -> None:
 def _no_bidi(root: yaml.Node | None, first_line: int) -> None:
     """A bidirectional control in any value or key, written as it is or as an
     escape ("\\u202E"), refuses the text at its line (KB095)."""
-    nodes_left = [root] if root is not None else []
-    while nodes_left:
-        node = nodes_left.pop()
-        if isinstance(node, yaml.ScalarNode):
-            found = BIDI.search(str(node.value))
-            if found:
-                raise YamlProblem(
-                    "bidi",
-                    first_line + node.start_mark.line,
-                    f"bidirectional control character U+{ord(found.group()):04X}: the text is shown "
-                    "in another order than it is copied; remove it",
-                )
-        elif isinstance(node, yaml.SequenceNode):
-            nodes_left += node.value
-        elif isinstance(node, yaml.MappingNode):
-            nodes_left += [part for pair in node.value for part in pair]
+    for node in _scalars(root):
+        found = BIDI.search(str(node.value))
+        if found:
+            raise YamlProblem(
+                "bidi",
+                first_line + node.start_mark.line,
+                f"bidirectional control character U+{ord(found.group()):04X}: the text is shown "
+                "in another order than it is copied; remove it",
+            )
 
 
 def line_of(root: yaml.Node | None, path, first_line: int = 1) -> int:
