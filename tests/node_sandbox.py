@@ -17,6 +17,14 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# What the site scripts' tests (tests/js) read: the scripts, the tests, and the
+# files of cases shared with pytest
+SITE_SCRIPT_READS = [
+    ROOT / "_static",
+    ROOT / "tests/js",
+    ROOT / "tests/calc_cases.yaml",
+    ROOT / "tools/kb/calc/specs.json",
+]
 
 
 @functools.cache

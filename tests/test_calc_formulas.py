@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from kb.calc import formulas
-from node_sandbox import run_node
+from node_sandbox import SITE_SCRIPT_READS, run_node
 
 ROOT = Path(__file__).resolve().parent.parent
 # JSON, which is YAML too: Node reads the same file without a YAML library
@@ -69,18 +69,9 @@ def test_the_defaults_are_valid_inputs():
             assert message is None, (name, item["name"], message)
 
 
-# what the port's tests read (tests/node_sandbox.py: nothing else)
-NODE_READS = [
-    ROOT / "_static",
-    ROOT / "tests/js",
-    ROOT / "tests/calc_cases.yaml",
-    ROOT / "tools/kb/calc/specs.json",
-]
-
-
 def test_the_browser_port_passes_the_same_cases():
     """node --test on tests/js/calc.test.mjs: the same file of cases, the same tolerance."""
-    proc = run_node(["tests/js/calc.test.mjs"], NODE_READS)
+    proc = run_node(["tests/js/calc.test.mjs"], SITE_SCRIPT_READS)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     passed = int(re.search(r"^# pass (\d+)", proc.stdout, re.M).group(1))
     assert passed >= len(CASES["compute"]) + len(CASES["format"]) + len(CASES["parse"]) + len(CASES["fit"])
@@ -98,7 +89,7 @@ def test_the_browser_words_a_refused_input_as_the_catalog_does():
             " const say = m.wording({ ...m.MESSAGES, min: 'at least {limit}' });"
             " console.log(JSON.stringify([m.MESSAGES, m.parseInput({ min: 1, max: 9 }, '0', null, say)[1]])); })",
         ],
-        NODE_READS,
+        SITE_SCRIPT_READS,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     messages, refused = json.loads(proc.stdout)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from local_site import QuietHandler, serve
-from node_sandbox import run_node
+from node_sandbox import SITE_SCRIPT_READS, run_node
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
@@ -88,13 +88,7 @@ def test_search_script_unit_tests(name, tmp_path):
     subprocess.run(
         [ROOT / "node_modules/.bin/pagefind", "--site", tmp_path, "--silent"], check=True, cwd=tmp_path
     )
-    reads = [
-        ROOT / "_static",
-        ROOT / "tests/js",
-        ROOT / "tests/calc_cases.yaml",
-        ROOT / "tools/kb/calc/specs.json",
-    ]
-    reads += [ROOT / "node_modules/pagefind/package.json", tmp_path]
+    reads = [*SITE_SCRIPT_READS, ROOT / "node_modules/pagefind/package.json", tmp_path]
     proc = run_node([f"tests/js/{name}"], reads, env={"KB_FRAGMENT_SITE": str(tmp_path)})
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert re.search(r"^# pass [1-9]", proc.stdout, re.M), proc.stdout[-2000:]
