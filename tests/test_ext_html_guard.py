@@ -276,6 +276,67 @@ def test_what_the_site_writes_passes(case):
     assert guard.scan(BENIGN_HTML[case])[0] == []
 
 
+# Refused by the token check only: bidirectional controls are a text check;
+# these three a browser reads harmlessly (the <img> ends up as text, the URL is
+# cut by a breakout tag), which lexbor's tree shows.
+TOKEN_CHECK_ONLY = {
+    "bidi-character",
+    "bidi-decimal-reference",
+    "bidi-hex-reference",
+    "bidi-named-reference",
+    "integration-title-end-svg",
+    "math-style-is-markup",
+    "svg-style-split-by-element",
+}
+
+
+@pytest.mark.parametrize("case", sorted(set(HOSTILE_HTML) - TOKEN_CHECK_ONLY))
+def test_the_tree_a_browser_builds_shows_each_payload_too(case):
+    """The second reading (kb.guard.html.tree_scan, lexbor) finds each payload
+    on its own, whatever html.parser made of the markup around it."""
+    assert guard.tree_scan(HOSTILE_HTML[case])[0], case
+
+
+@pytest.mark.parametrize("case", sorted(BENIGN_HTML))
+def test_the_tree_of_what_the_site_writes_passes(case):
+    assert guard.tree_scan(BENIGN_HTML[case])[0] == []
+
+
+PAGE_HEAD = (
+    '<!DOCTYPE html>\n<html><head><meta http-equiv="Content-Security-Policy" '
+    "content=\"default-src 'self'\"><title>t</title></head><body>\n<p>正文</p>\n"
+)
+# What html.parser reads otherwise than a browser, found by a differential fuzz
+# of the two readings (2026-12-03): with scripting off, the <noscript> is markup,
+# its </noscript> closes the <svg>, and the <img> is in <body>; with it on, the
+# <img> is text in a <title>
+ONLY_THE_TREE_SHOWS = {
+    "noscript-scripting-off": '<noscript><div><svg></noscript><title><img src="https://evil.example/t.png">',
+    "svg-script-href": '<svg><script href="https://evil.example/a.js"></script></svg>',
+}
+
+
+@pytest.mark.parametrize("case", sorted(ONLY_THE_TREE_SHOWS))
+def test_a_page_is_checked_in_the_tree_a_browser_builds(tmp_path, monkeypatch, case):
+    monkeypatch.setitem(guard._policy, "meta", "default-src 'self'")
+    page = tmp_path / "p.html"
+    page.write_text(PAGE_HEAD + ONLY_THE_TREE_SHOWS[case] + "\n</body></html>\n", encoding="utf-8")
+    found = guard.check_file(page)
+    assert [line for line, what in found if "evil.example" in what] == [4], found
+
+
+def test_the_tree_counts_the_policy_only_in_head_before_what_it_governs(monkeypatch):
+    monkeypatch.setitem(guard._policy, "meta", "default-src 'self'")
+    meta = '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">'
+    assert guard.tree_scan(f"<html><head>{meta}<title>t</title></head><body></body></html>")[1]
+    assert guard.tree_scan(f"<html><head><title>t</title>\n{meta}</head></html>")[1]
+    # text, an element, a </br> before it: the browser puts it in <body> or after them
+    for before in (".", "<link rel=stylesheet href=a.css>", "</br>", "<noscript></noscript>"):
+        assert not guard.tree_scan(f"<html><head>{before}{meta}</head></html>")[1], before
+    # in a template or a shadow root, it is no policy of the page
+    assert not guard.tree_scan(f"<html><head><template>{meta}</template></head></html>")[1]
+
+
 def test_a_stylesheet_hiding_urls_behind_escapes_or_image_set_is_found(tmp_path):
     css = tmp_path / "x.css"
     css.write_text(

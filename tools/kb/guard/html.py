@@ -6,9 +6,11 @@ the theme and other extensions write HTML too, and a pull request can change
 them, and a pull request can add files that browsers run as documents
 (an ``.html`` or ``.svg`` under ``_static/``, a download, an image). So once
 the site is written, every page this build wrote, and every such document
-among the files it copied, is read again the way a browser tokenizes it
-(``html.parser``: ``<script/x>`` and ``<meta/http-equiv=…>`` are tags too),
-and these fail the build (``KB015``), at the file and line:
+among the files it copied, is read again twice: token by token with
+``html.parser`` (which knows each tag's line, and refuses markup it cannot
+read as a browser does), and as the tree a browser builds, by lexbor
+(``selectolax``, WHATWG-conformant), with scripting on and off. In either
+reading these fail the build (``KB015``), at the file and line:
 
 - an inline ``<script>`` (data blocks such as ``type="application/json"``
   are not scripts), or a script loaded from another host;
@@ -52,6 +54,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from xml.parsers import expat
+
+import selectolax
+from selectolax.lexbor import LexborHTMLParser
 
 from kb.core import data as kb_data
 from kb.core.builders import serves_pages
@@ -486,6 +491,95 @@ def scan(text: str, xml: bool = False) -> tuple[list[tuple[int, str]], bool]:
     return sorted(scanner.found), scanner.csp_meta
 
 
+# The page as the browser builds it: html.parser (above) gives the lines, but
+# it tokenizes by its own rules, and each difference to a browser's was a way
+# past this check (reviews 18 to 22). So each page is also parsed by lexbor
+# (selectolax), a WHATWG-conformant HTML parser, into the tree a browser
+# builds (foreign content, implied <head> and <body>, the first of two
+# attributes, <template> contents), and the same rules run on that tree. What
+# only the tree shows is reported at the line of the tag it came from.
+TAG_START = r"<{}(?=[\t\n\f\r />])"
+
+
+def _tree_elements(node):
+    """Every element under ``node`` in document order, the contents of each
+    <template> (a declarative shadow root is one) at the template's place."""
+    for element in node.traverse(include_text=False):
+        if not element.is_element_node:
+            continue
+        yield element
+        if element.tag == "template":
+            for fragment in element.template_fragments()[:1]:
+                yield from _tree_elements(fragment)
+
+
+def tree_scan(text: str) -> tuple[list[tuple[int, str]], bool]:
+    """(line, what is wrong) in the trees a browser builds from the page, with
+    scripting on (what most readers get: <noscript> holds text) and off (its
+    content is markup), and whether the site's policy <meta> is in <head>
+    before anything it governs in both."""
+    found: dict[tuple[int, str], None] = {}
+    policy = True
+    for scripting in (True, False):
+        tree_found, has_policy = _tree_findings(text, LexborHTMLParser(text, scripting=scripting).root)
+        found.update(dict.fromkeys(tree_found))
+        policy = policy and has_policy
+    return list(found), policy
+
+
+def _tree_findings(text: str, root) -> tuple[list[tuple[int, str]], bool]:
+    found: list[tuple[int, str]] = []
+    seen: dict[str, int] = {}
+    has_policy, before_policy = False, True
+
+    def line_of(tag: str) -> int:
+        """The line of the n-th <tag in the text (n: the tree's count so far)."""
+        n = seen[tag] = seen.get(tag, 0) + 1
+        for i, m in enumerate(re.finditer(TAG_START.format(re.escape(tag)), text, re.IGNORECASE), 1):
+            if i == n:
+                return text.count("\n", 0, m.start()) + 1
+        return 1
+
+    for element in _tree_elements(root):
+        tag = element.tag.lower()
+        pairs = [(name.lower(), value or "") for name, value in element.attributes.items()]
+        attrs = dict(pairs)
+        problems = list(_tag_problems(tag, attrs, pairs))
+        if tag == "script":
+            sources = [attrs[name] for name in ("src", "href", "xlink:href") if name in attrs]
+            if not sources and attrs.get("type", "").lower() not in DATA_BLOCKS:
+                body = element.text(deep=True)
+                problems.append(
+                    f"inline <script> ({body.strip()[:60]!r}); serve it as a file under _static/ instead"
+                )
+            # an <svg> <script> loads its href= (src= is checked with every tag)
+            problems += [
+                f"script from another host: {attrs[name]!r}"
+                for name in ("href", "xlink:href")
+                if name in attrs and is_remote(attrs[name])
+            ]
+        if tag == "style":
+            problems += _css_problems("style", element.text(deep=True))
+        if (
+            tag == "meta"
+            and before_policy
+            and element.parent is not None
+            and element.parent.tag == "head"
+            and attrs.get("http-equiv", "").lower() == "content-security-policy"
+            and _policy["meta"]
+            and attrs.get("content") == _policy["meta"]
+        ):
+            has_policy = True
+        if tag not in ("html", "head", "meta", "title"):
+            before_policy = False
+        if problems:
+            line = line_of(tag)
+            found += [(line, what) for what in problems]
+        else:
+            seen[tag] = seen.get(tag, 0) + 1
+    return found, has_policy
+
+
 def _meta_problem(attrs: dict[str, str]) -> str | None:
     """A <meta http-equiv> other than the site's own policy."""
     if "http-equiv" not in attrs or (
@@ -810,6 +904,10 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
             if is_remote(url) and url_scheme(url.strip()) != "data"
         ]
     found, has_policy = scan(text)
+    tree_found, tree_policy = tree_scan(text)
+    said = {what for _, what in found}
+    found = sorted(found + [(line, what) for line, what in tree_found if what not in said])
+    has_policy = has_policy and tree_policy
     found += nesting_problem(data if data is not None else path.read_bytes())
     if page and _policy["meta"] and not has_policy:
         found.insert(
@@ -992,11 +1090,11 @@ CHECKED = "kb-guard-checked"
 def rules() -> str:
     """What a check's outcome depends on besides the file: this code, the
     policy a page's <meta> must equal, and the parsers (Python's html.parser,
-    libexpat)."""
+    libexpat, selectolax's lexbor)."""
     digest = hashlib.sha256()
     for module in (__file__, untrusted.__file__, kb_pagefind.__file__):
         digest.update(Path(module).read_bytes())
-    for part in (_policy["meta"], sys.version, pyexpat.EXPAT_VERSION):
+    for part in (_policy["meta"], sys.version, pyexpat.EXPAT_VERSION, selectolax.__version__):
         digest.update(b"\0" + part.encode("utf-8"))
     return digest.hexdigest()
 
