@@ -22,6 +22,8 @@ reading these fail the build (``KB015``), at the file and line:
   ``poster``, ``<link rel=stylesheet|icon|preload|…>``, ``<base>``, and
   ``url(…)`` in styles.
 
+A published PDF is read by ``kb.guard.pdf`` (script, actions, embedded files).
+
 A page must also carry the policy as ``<meta>`` (below).
 
 That is what the Content-Security-Policy the site ships (``_static/_headers``)
@@ -61,6 +63,7 @@ from selectolax.lexbor import LexborHTMLParser
 from kb.core import data as kb_data
 from kb.core.builders import serves_pages
 from kb.core.log import getLogger
+from kb.guard import pdf as guard_pdf
 from kb.guard import untrusted
 from kb.guard.untrusted import is_remote, shown, url_scheme
 from kb.search import pagefind as kb_pagefind
@@ -890,6 +893,8 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
         return [(1, "a compressed SVG cannot be checked; publish it as .svg")]
     data = path.read_bytes() if data is None else data
     suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return guard_pdf.pdf_problems(data)
     if problems := encoding_problems(data, suffix in XML_TYPES, suffix in (".html", ".htm")):
         return problems  # read in another encoding, the file is another document than the one checked
     text = decoded(data)
@@ -936,6 +941,7 @@ ACTIVE = (
     ".xslt",
     ".mht",
     ".mhtml",
+    ".pdf",  # kb.guard.pdf
 )
 ASSETS = ("_static", "_images", "_downloads")
 
@@ -1047,6 +1053,7 @@ def on_builder_inited(app) -> None:
     shutil.rmtree(Path(app.doctreedir) / CHECKED, ignore_errors=True)  # of a build that stopped
     _passed.clear()
     _passed.update(passed_before(Path(app.doctreedir)))
+    _passed.update(_passed_in_process.get(rules(), ()))
     _stop_background()  # of a build that stopped
     _background["main"] = os.getpid()
     headers = Path(app.confdir) / HEADERS
@@ -1077,6 +1084,10 @@ def on_page_context(app, pagename, templatename, context, doctree) -> None:
 # pass again. Kept beside the doctrees, never in the published folder.
 PASSED = "kb-guard-passed.json"
 _passed: set[str] = set()  # of this build; forked workers inherit it
+# What passed in the earlier builds of this process, by rules(): a build
+# into another folder (make serve's rebuilds, a test's tiny project) does not
+# read the same bytes again (furo's pages of a tiny project are the same each time)
+_passed_in_process: dict[str, set[str]] = {}
 # Pages are checked as soon as they are written (``kb-html-page-written``,
 # from kb.site.build_speed's builder), in the process that wrote them: in a
 # parallel build, the worker processes, while the main process prepares the
@@ -1092,9 +1103,15 @@ def rules() -> str:
     policy a page's <meta> must equal, and the parsers (Python's html.parser,
     libexpat, selectolax's lexbor)."""
     digest = hashlib.sha256()
-    for module in (__file__, untrusted.__file__, kb_pagefind.__file__):
+    for module in (__file__, untrusted.__file__, kb_pagefind.__file__, guard_pdf.__file__):
         digest.update(Path(module).read_bytes())
-    for part in (_policy["meta"], sys.version, pyexpat.EXPAT_VERSION, selectolax.__version__):
+    for part in (
+        _policy["meta"],
+        sys.version,
+        pyexpat.EXPAT_VERSION,
+        selectolax.__version__,
+        guard_pdf.version(),
+    ):
         digest.update(b"\0" + part.encode("utf-8"))
     return digest.hexdigest()
 
@@ -1272,6 +1289,7 @@ def on_build_finished(app, exception) -> None:
     record = Path(app.doctreedir) / PASSED
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps({"rules": rules(), "passed": sorted(clean)}), encoding="utf-8")
+    _passed_in_process.setdefault(rules(), set()).update(clean)
     shutil.rmtree(Path(app.doctreedir) / CHECKED, ignore_errors=True)
 
 

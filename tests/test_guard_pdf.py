@@ -1,0 +1,141 @@
+"""A published PDF (a download) that would act by itself is refused
+(kb.guard.pdf, through kb.guard.html's check of written files); a plain one,
+links included, passes. The PDFs are made here with pikepdf, compressed in
+object streams as PDF tools write them."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pikepdf
+import pytest
+from kb.guard import html as guard
+from one_build import register
+from test_contributor_kit import _append
+from test_hostile_input import assert_refused
+
+
+def _pdf(change=None, encrypt: pikepdf.Encryption | None = None) -> bytes:
+    pdf = pikepdf.new()
+    pdf.add_blank_page(page_size=(200, 200))
+    link = pikepdf.Dictionary(
+        Type=pikepdf.Name.Annot,
+        Subtype=pikepdf.Name.Link,
+        Rect=[10, 10, 100, 30],
+        A=pikepdf.Dictionary(S=pikepdf.Name.URI, URI=pikepdf.String("https://example.com/")),
+    )
+    pdf.pages[0].Annots = pdf.make_indirect(pikepdf.Array([link]))
+    if change:
+        change(pdf)
+    out = io.BytesIO()
+    pdf.save(out, object_stream_mode=pikepdf.ObjectStreamMode.generate, encryption=encrypt or False)
+    return out.getvalue()
+
+
+def _js_on_open(pdf):
+    pdf.Root.OpenAction = pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=pikepdf.String("app.alert(1)"))
+
+
+def _js_in_names(pdf):
+    action = pdf.make_indirect(
+        pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=pikepdf.String("app.alert(2)"))
+    )
+    pdf.Root.Names = pikepdf.Dictionary(JavaScript=pikepdf.Dictionary(Names=[pikepdf.String("a"), action]))
+
+
+def _page_action(pdf):
+    pdf.pages[0].AA = pikepdf.Dictionary(
+        O=pikepdf.Dictionary(S=pikepdf.Name.URI, URI=pikepdf.String("https://evil.example/"))
+    )
+
+
+def _launch_link(pdf):
+    pdf.pages[0].Annots[0].A = pikepdf.Dictionary(S=pikepdf.Name.Launch, F=pikepdf.String("calc.exe"))
+
+
+def _submit_form(pdf):
+    pdf.pages[0].Annots[0].A = pikepdf.Dictionary(
+        S=pikepdf.Name.SubmitForm,
+        F=pikepdf.Dictionary(FS=pikepdf.Name.URL, F=pikepdf.String("https://evil.example/")),
+    )
+
+
+def _embedded_file(pdf):
+    pdf.attachments["payload.html"] = pikepdf.AttachedFileSpec(pdf, b"<script>alert(3)</script>")
+
+
+HOSTILE = {
+    "javascript-on-open": (_js_on_open, "JavaScript"),
+    "javascript-in-names": (_js_in_names, "JavaScript"),
+    "page-open-action": (_page_action, "an action on opening, closing or showing a page"),
+    "launch-link": (_launch_link, "a Launch action"),
+    "submit-form": (_submit_form, "a SubmitForm action"),
+    "embedded-file": (_embedded_file, "embedded file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_pdf_that_acts_by_itself_is_refused(tmp_path, case):
+    change, what = HOSTILE[case]
+    data = _pdf(change)
+    assert what.encode() not in data or case == "embedded-file"  # in compressed object streams
+    path = tmp_path / "x.pdf"
+    path.write_bytes(data)
+    found = guard.check_file(path, page=False)
+    assert found and all(line == 1 for line, _ in found), found
+    assert any(what in message for _, message in found), found
+
+
+def test_a_plain_pdf_with_a_link_passes(tmp_path):
+    path = tmp_path / "x.pdf"
+    path.write_bytes(_pdf())
+    assert guard.check_file(path, page=False) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "what"),
+    [
+        (_pdf(encrypt=pikepdf.Encryption(user="", owner="o")), "encrypted"),
+        (_pdf(encrypt=pikepdf.Encryption(user="u", owner="o")), "password"),
+        (_pdf()[:-200], "cannot read"),  # cut short: qpdf would have to repair it
+        (b"%PDF-1.7\nnot a PDF at all\n", "cannot read"),
+    ],
+    ids=["encrypted", "password", "truncated", "garbage"],
+)
+def test_a_pdf_that_cannot_be_read_as_it_is_is_refused(tmp_path, data, what):
+    path = tmp_path / "x.PDF"
+    path.write_bytes(data)
+    found = guard.check_file(path, page=False)
+    assert len(found) == 1 and what in found[0][1], found
+
+
+# -- in a build: the download of a page ---------------------------------------------
+
+
+def _download(data: bytes):
+    def apply(repo, at):
+        name = f"x-{at.tag}.pdf"
+        (repo / "docs/training" / name).write_bytes(data)
+        _append(repo, f"{{download}}`下载 <{name}>`\n", at.article())
+        return name
+
+    return apply
+
+
+register("pages", "pdf", {"javascript": _download(_pdf(_js_on_open))})
+register("valid", "pdf", {"plain": _download(_pdf())})
+
+
+@pytest.mark.slow
+def test_a_downloaded_pdf_with_script_fails_the_build_at_its_file(one_build):
+    r = one_build("pages")["pdf/javascript"]
+    out = assert_refused(r.run.proc)
+    assert "/_downloads/" in out and f"{r.value}:1: WARNING: KB015 a PDF with JavaScript" in out, out[-3000:]
+
+
+@pytest.mark.slow
+def test_a_plain_pdf_is_published(one_build):
+    r = one_build("valid")["pdf/plain"]
+    assert r.run.proc.returncode == 0, r.out[-3000:]
+    assert [p.name for p in Path(r.repo / "_build/html/_downloads").rglob("*.pdf")] == [r.value]

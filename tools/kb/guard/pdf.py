@@ -1,0 +1,98 @@
+"""A PDF the site publishes (a download) does nothing by itself when opened.
+
+A PDF can carry JavaScript, actions that run when it is opened or a page is
+shown (``/OpenAction``, ``/AA``), forms that send what the reader types
+elsewhere, launch programs or open other files, embedded files and media.
+Browsers' PDF viewers run some of it (Chromium's runs PDF JavaScript), and
+a reader who saves the file runs it in a desktop reader. So kb.guard.html
+reads every PDF the build wrote with qpdf (``pikepdf``), every object,
+compressed object streams included and names unescaped (``/J#61vaScript``
+is ``/JavaScript``), and refuses the file (KB015) when any of these appear.
+A file qpdf can read only by repairing it, or only with a password, is
+refused too: another reader may repair it otherwise than the check read it.
+Links (``/URI`` actions, followed on a click, like ``<a href>``) stay allowed.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pikepdf
+
+# Keys that make a PDF act when opened, shown or filled in, or hold another file
+ACTIVE_KEYS = {
+    "/JS": "JavaScript",
+    "/JavaScript": "JavaScript",
+    "/OpenAction": "an action when it is opened",
+    "/AA": "an action on opening, closing or showing a page",
+    "/XFA": "an XFA form (scripted)",
+    "/EmbeddedFiles": "embedded files",
+    "/EF": "an embedded file",
+    "/RichMediaContent": "embedded media",
+}
+# Action types (/S) other than following a link or going to a page
+ACTIVE_ACTIONS = {
+    "/JavaScript",
+    "/Launch",
+    "/SubmitForm",
+    "/ImportData",
+    "/GoToR",
+    "/GoToE",
+    "/Rendition",
+    "/RichMediaExecute",
+    "/Movie",
+    "/Sound",
+    "/SetOCGState",
+    "/Hide",
+    "/Trans",
+    "/GoTo3DView",
+}
+
+
+def _found(obj, seen: set[str]) -> None:
+    """What ``obj`` and the direct objects inside it hold (an indirect one is
+    read as one of the file's objects, once)."""
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, pikepdf.Stream):
+            item = item.stream_dict
+        if isinstance(item, pikepdf.Dictionary):
+            for key in item:
+                if key in ACTIVE_KEYS:
+                    seen.add(ACTIVE_KEYS[key])
+                value = item.get(key)
+                if key == "/S" and isinstance(value, pikepdf.Name) and str(value) in ACTIVE_ACTIONS:
+                    seen.add(f"a {str(value)[1:]} action")
+                if isinstance(value, (pikepdf.Dictionary, pikepdf.Array)) and not value.is_indirect:
+                    stack.append(value)
+        elif isinstance(item, pikepdf.Array):
+            stack.extend(
+                v for v in item if isinstance(v, (pikepdf.Dictionary, pikepdf.Array)) and not v.is_indirect
+            )
+
+
+def pdf_problems(data: bytes) -> list[tuple[int, str]]:
+    """(1, what is wrong) for a PDF that acts by itself or cannot be read as it is."""
+    try:
+        with pikepdf.open(io.BytesIO(data), attempt_recovery=False) as pdf:
+            if pdf.is_encrypted:
+                return [(1, "an encrypted PDF cannot be checked; publish it unencrypted")]
+            seen: set[str] = set()
+            for obj in pdf.objects:
+                _found(obj, seen)
+    except pikepdf.PasswordError:
+        return [(1, "a PDF that needs a password cannot be checked; publish it without one")]
+    except pikepdf.PdfError as exc:
+        return [
+            (1, f"a PDF this check cannot read as it is ({str(exc)[:120]}); save it again with a PDF tool")
+        ]
+    return [
+        (1, f"a PDF with {what}: a PDF viewer runs or opens it; publish the PDF without it")
+        for what in sorted(seen)
+    ]
+
+
+def version() -> str:
+    """What the outcome depends on besides this file: qpdf and pikepdf."""
+    return f"pikepdf {pikepdf.__version__} qpdf {pikepdf.__libqpdf_version__}"
