@@ -20,6 +20,7 @@ downloads/), gone again when a book is deleted.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ import zipfile
 from pathlib import Path
 
 import check_books
+import pikepdf
 import pytest
 from one_build import STAMPS
 from small_site import build, make_small_site
@@ -337,6 +339,16 @@ def small(tmp_path_factory) -> Path:
     return root
 
 
+def _pdf_of(size: int) -> bytes:
+    """A valid one-page PDF of about ``size`` bytes."""
+    document = pikepdf.new()
+    document.add_blank_page()
+    document.pages[0].Contents = document.make_stream(b" " * size)
+    out = io.BytesIO()
+    document.save(out, compress_streams=False)
+    return out.getvalue()
+
+
 def _home(root: Path) -> str:
     code, log, out = build(root, "html")
     assert code == 0 and "WARNING" not in log, log[-3000:]
@@ -350,9 +362,10 @@ def test_the_home_page_links_the_books_only_when_they_are_built(small):
     assert "downloads/" not in home and not (out / "downloads").exists()
 
     pdf, book = small / "_build/latex/51suanli-kb.pdf", small / "_build/epub/51suanli-kb.epub"
-    for path, size in ((pdf, 2_500_000), (book, 900_000)):
+    for path in (pdf, book):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"%" * size)
+    pdf.write_bytes(_pdf_of(2_500_000))  # a PDF: the site's check reads a published one (kb.guard.pdf)
+    book.write_bytes(b"%" * 900_000)
     home = _home(small)  # incremental: the books' digest makes the pages written again
     assert '<a class="reference external" href="downloads/51suanli-kb.pdf">下载 PDF</a>（2.5 MB）' in home
     assert '<a class="reference external" href="downloads/51suanli-kb.epub">下载 EPUB</a>（0.9 MB）' in home

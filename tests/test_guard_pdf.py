@@ -37,6 +37,18 @@ def _js_on_open(pdf):
     pdf.Root.OpenAction = pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=pikepdf.String("app.alert(1)"))
 
 
+def _uri_on_open(pdf):
+    pdf.Root.OpenAction = pikepdf.Dictionary(S=pikepdf.Name.URI, URI=pikepdf.String("https://evil.example/"))
+
+
+def _goto_then_js(pdf):
+    pdf.Root.OpenAction = pikepdf.Dictionary(
+        S=pikepdf.Name.GoTo,
+        D=[pdf.pages[0].obj, pikepdf.Name.Fit],
+        Next=pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=pikepdf.String("app.alert(4)")),
+    )
+
+
 def _js_in_names(pdf):
     action = pdf.make_indirect(
         pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=pikepdf.String("app.alert(2)"))
@@ -68,6 +80,8 @@ def _embedded_file(pdf):
 HOSTILE = {
     "javascript-on-open": (_js_on_open, "JavaScript"),
     "javascript-in-names": (_js_in_names, "JavaScript"),
+    "uri-on-open": (_uri_on_open, "an action when it is opened"),
+    "goto-then-javascript-on-open": (_goto_then_js, "JavaScript"),
     "page-open-action": (_page_action, "an action on opening, closing or showing a page"),
     "launch-link": (_launch_link, "a Launch action"),
     "submit-form": (_submit_form, "a SubmitForm action"),
@@ -87,9 +101,20 @@ def test_a_pdf_that_acts_by_itself_is_refused(tmp_path, case):
     assert any(what in message for _, message in found), found
 
 
-def test_a_plain_pdf_with_a_link_passes(tmp_path):
+def _fit_on_open(pdf):
+    pdf.Root.OpenAction = pikepdf.Array([pdf.pages[0].obj, pikepdf.Name.Fit])  # as LaTeX's hyperref writes it
+
+
+def _goto_on_open(pdf):
+    pdf.Root.OpenAction = pikepdf.Dictionary(S=pikepdf.Name.GoTo, D=[pdf.pages[0].obj, pikepdf.Name.Fit])
+
+
+@pytest.mark.parametrize(
+    "change", [None, _fit_on_open, _goto_on_open], ids=["link", "fit-on-open", "goto-on-open"]
+)
+def test_a_plain_pdf_passes(tmp_path, change):
     path = tmp_path / "x.pdf"
-    path.write_bytes(_pdf())
+    path.write_bytes(_pdf(change))
     assert guard.check_file(path, page=False) == []
 
 

@@ -10,7 +10,8 @@ compressed object streams included and names unescaped (``/J#61vaScript``
 is ``/JavaScript``), and refuses the file (KB015) when any of these appear.
 A file qpdf can read only by repairing it, or only with a password, is
 refused too: another reader may repair it otherwise than the check read it.
-Links (``/URI`` actions, followed on a click, like ``<a href>``) stay allowed.
+Links (``/URI`` actions, followed on a click, like ``<a href>``) stay allowed,
+and so does an ``/OpenAction`` that only shows a page (LaTeX's books have one).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import pikepdf
 ACTIVE_KEYS = {
     "/JS": "JavaScript",
     "/JavaScript": "JavaScript",
-    "/OpenAction": "an action when it is opened",
     "/AA": "an action on opening, closing or showing a page",
     "/XFA": "an XFA form (scripted)",
     "/EmbeddedFiles": "embedded files",
@@ -49,6 +49,18 @@ ACTIVE_ACTIONS = {
 }
 
 
+# What an /OpenAction may do: show a page (a destination, as LaTeX's hyperref
+# writes it: [page /Fit]), by itself or as a GoTo action
+def _shows_a_page(value) -> bool:
+    if isinstance(value, pikepdf.Array):
+        return True
+    return (
+        isinstance(value, pikepdf.Dictionary)
+        and value.get("/S") == pikepdf.Name.GoTo
+        and "/Next" not in value
+    )
+
+
 def _found(obj, seen: set[str]) -> None:
     """What ``obj`` and the direct objects inside it hold (an indirect one is
     read as one of the file's objects, once)."""
@@ -62,6 +74,8 @@ def _found(obj, seen: set[str]) -> None:
                 if key in ACTIVE_KEYS:
                     seen.add(ACTIVE_KEYS[key])
                 value = item.get(key)
+                if key == "/OpenAction" and not _shows_a_page(value):
+                    seen.add("an action when it is opened")
                 if key == "/S" and isinstance(value, pikepdf.Name) and str(value) in ACTIVE_ACTIONS:
                     seen.add(f"a {str(value)[1:]} action")
                 if isinstance(value, (pikepdf.Dictionary, pikepdf.Array)) and not value.is_indirect:
