@@ -325,6 +325,29 @@ def test_a_page_is_checked_in_the_tree_a_browser_builds(tmp_path, monkeypatch, c
     assert [line for line, what in found if "evil.example" in what] == [4], found
 
 
+def test_templates_inside_templates_are_read_or_refused_never_a_traceback():
+    """Each <template>'s content is a tree of its own: 200 inside each other
+    are read, and the payload inside is found; 3,000 (the page's nesting check
+    refuses such a page first) are refused, not a RecursionError."""
+    payload = "<img src=x onerror=alert(1)>"
+    found = guard.tree_scan("<template>" * 200 + payload)[0]
+    assert [what for _, what in found] == ["event handler onerror= on <img>; attach it from a script file"]
+    found, policy = guard.tree_scan("<template>" * 3000 + payload)
+    assert [what for _, what in found] == [
+        "<template> elements nest too deep for this check to read them; remove them"
+    ] and not policy
+
+
+def test_a_page_nested_too_deep_is_refused_without_building_its_tree(tmp_path, monkeypatch):
+    """A browser's tree builder looks through the open elements at each tag:
+    100,000 nested <div> take lexbor minutes; the nesting check refuses the
+    page first."""
+    monkeypatch.setattr(guard, "tree_scan", lambda text: pytest.fail("the tree was built"))
+    page = tmp_path / "deep.html"
+    page.write_text(PAGE_HEAD + "<div>" * 100_000, encoding="utf-8")
+    assert any("nest more than" in what for _, what in guard.check_file(page))
+
+
 def test_the_tree_counts_the_policy_only_in_head_before_what_it_governs(monkeypatch):
     monkeypatch.setitem(guard._policy, "meta", "default-src 'self'")
     meta = '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">'

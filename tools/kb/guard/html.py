@@ -524,7 +524,10 @@ def tree_scan(text: str) -> tuple[list[tuple[int, str]], bool]:
     found: dict[tuple[int, str], None] = {}
     policy = True
     for scripting in (True, False):
-        tree_found, has_policy = _tree_findings(text, LexborHTMLParser(text, scripting=scripting).root)
+        try:
+            tree_found, has_policy = _tree_findings(text, LexborHTMLParser(text, scripting=scripting).root)
+        except RecursionError:  # selectolax reads a <template>'s content recursively
+            return [(1, "<template> elements nest too deep for this check to read them; remove them")], False
         found.update(dict.fromkeys(tree_found))
         policy = policy and has_policy
     return list(found), policy
@@ -909,11 +912,14 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
             if is_remote(url) and url_scheme(url.strip()) != "data"
         ]
     found, has_policy = scan(text)
+    if nested := nesting_problem(data):
+        # refused as it is; nested that deep, a tree takes minutes to build
+        # (lexbor, like browsers, looks through the open elements at each tag)
+        return [*found, *nested]
     tree_found, tree_policy = tree_scan(text)
     said = {what for _, what in found}
     found = sorted(found + [(line, what) for line, what in tree_found if what not in said])
     has_policy = has_policy and tree_policy
-    found += nesting_problem(data if data is not None else path.read_bytes())
     if page and _policy["meta"] and not has_policy:
         found.insert(
             0,
