@@ -523,7 +523,9 @@ def tree_scan(text: str) -> tuple[list[tuple[int, str]], bool]:
     before anything it governs in both."""
     found: dict[tuple[int, str], None] = {}
     policy = True
-    for scripting in (True, False):
+    # the flag changes how a parser reads <noscript> only: without one, one tree
+    readings = (True, False) if re.search("noscript", text, re.IGNORECASE) else (True,)
+    for scripting in readings:
         try:
             tree_found, has_policy = _tree_findings(text, LexborHTMLParser(text, scripting=scripting).root)
         except RecursionError:  # selectolax reads a <template>'s content recursively
