@@ -325,6 +325,84 @@ def test_a_page_is_checked_in_the_tree_a_browser_builds(tmp_path, monkeypatch, c
     assert [line for line, what in found if "evil.example" in what] == [4], found
 
 
+# Review 23 (helper-118): what both readings missed; each ran script or
+# fetched from another host in Chromium 156 (with the page's policy off).
+REVIEW_23 = {
+    # <col> makes a <template> ignore <textarea>: the rest is markup to a
+    # browser, text to html.parser; lexbor drops the foster-parented <image>
+    "template-col-textarea-image": (
+        "<template><col><textarea></template><table><image src=https://evil.example/f.png></table>",
+        "<image> is <img> to a browser",
+    ),
+    "template-col-textarea-script": (
+        '<template><col><textarea></template><script href="/x.js">console.log("PWN")</script>',
+        "inline <script>",
+    ),
+    "template-col-textarea-img": (
+        "<template><col><textarea></template><img src=https://evil.example/g.png>",
+        "a browser reads markup here that this check reads as text",
+    ),
+    # a browser's style is the <style>'s own text: "/<g>x</g>/" is "//"
+    "svg-style-element-inside": (
+        '<svg><style>@import "/<g>x</g>/evil.example/a.css";</style></svg>',
+        "inside a <style>",
+    ),
+    # a comment inside a string, strings through var() and image-set()
+    "css-comment-in-string": (
+        '<style>p::before{content:"/*"} body{background:url(https://evil.example/a.png)}</style>',
+        "evil.example/a.png",
+    ),
+    "css-string-through-var": (
+        "<p style='--u:\"https://evil.example/v.png\";background-image:image-set(var(--u) 1x)'>x</p>",
+        "evil.example/v.png",
+    ),
+    "css-paren-in-string": (
+        "<p style=\"background:image-set(')' 3x, 'https://evil.example/p.png' 1x)\">x</p>",
+        "evil.example/p.png",
+    ),
+    "css-escaped-quote": (
+        '<p style=\'background:image-set("a\\"b" 3x, "https://evil.example/q.png" 1x)\'>x</p>',
+        "evil.example/q.png",
+    ),
+    "attributionsrc": ('<img src="a.png" attributionsrc="https://evil.example/r">', "evil.example/r"),
+    "selectedcontent": (
+        "<select><button><selectedcontent></selectedcontent></button><option>x</option></select>",
+        "<selectedcontent>",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REVIEW_23))
+def test_what_review_23_found_is_refused(tmp_path, monkeypatch, case):
+    monkeypatch.setitem(guard._policy, "meta", "default-src 'self'")
+    markup, what = REVIEW_23[case]
+    page = tmp_path / "p.html"
+    page.write_text(PAGE_HEAD + markup + "\n</body></html>\n", encoding="utf-8")
+    found = guard.check_file(page)
+    assert [line for line, message in found if what in message][:1] == [4], found
+
+
+def test_an_svg_file_with_markup_in_its_style_is_refused(tmp_path):
+    svg = tmp_path / "s.svg"
+    svg.write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg">\n<style>@import "/<g>x</g>/evil.example/a.css";</style></svg>',
+        encoding="utf-8",
+    )
+    assert [line for line, what in guard.check_file(svg, page=False) if "inside a <style>" in what] == [2]
+
+
+def test_a_stylesheet_is_read_by_css_tokens(tmp_path):
+    css = tmp_path / "x.css"
+    css.write_text(
+        'p::before { content: "/*" }\n'
+        "b { background: url(https://evil.example/1.png) }\n"
+        'i { --u: "https://evil.example/2.png" }\n'
+        'q::before { content: "Note: 见下文" }\n',
+        encoding="utf-8",
+    )
+    assert [line for line, _ in guard.check_file(css, page=False)] == [2, 3]
+
+
 def test_templates_inside_templates_are_read_or_refused_never_a_traceback():
     """Each <template>'s content is a tree of its own: 200 inside each other
     are read, and the payload inside is found; 3,000 (the page's nesting check

@@ -58,6 +58,7 @@ from typing import Any
 from xml.parsers import expat
 
 import selectolax
+import tinycss2
 from selectolax.lexbor import LexborHTMLParser
 
 from kb.core import data as kb_data
@@ -71,17 +72,14 @@ from kb.search.pagefind import BREAKOUT, MAX_NESTING, NESTED, nesting
 
 logger = getLogger(__name__)
 
-CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)|@import\s*['\"]([^'\"]+)", re.IGNORECASE)
-CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
-# image-set("a.png" 1x) and cross-fade("a.png", …) load the strings they hold
-CSS_IMAGE_SET = re.compile(r"(?:-webkit-)?(?:image-set|cross-fade)\(", re.IGNORECASE)
-CSS_STRING = re.compile(r"([\"'])(.*?)\1", re.S)
 # \75 rl( is url( to a browser: escapes are undone before reading
 CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})([ \t\r\n\f]?)|(.))", re.S)
+CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
 
 
 def css_unescaped(css: str) -> str:
-    """CSS with its escapes undone, line breaks kept where they were."""
+    """CSS with its escapes undone, line breaks kept where they were (to
+    tell whether an attribute's value may be CSS that fetches)."""
 
     def one(m: re.Match) -> str:
         if m.group(1) is None:
@@ -90,21 +88,26 @@ def css_unescaped(css: str) -> str:
         char = chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
         return (" " if char in "\r\n\f" else char) + ("\n" if m.group(2) and m.group(2) in "\r\n\f" else "")
 
-    text = CSS_ESCAPE.sub(one, css)
-    # comments go (their line breaks stay): @import/**/"x" is @import "x"
-    return CSS_COMMENT.sub(lambda m: " " + "\n" * m[0].count("\n"), text)
+    return CSS_ESCAPE.sub(one, css)
 
 
 def css_urls(css: str) -> list[tuple[int, str]]:
-    """(offset, URL) of what a stylesheet loads, in its unescaped text."""
-    text = css_unescaped(css)
-    found = [(m.start(), m.group(1) or m.group(2)) for m in CSS_URL.finditer(text)]
-    for m in CSS_IMAGE_SET.finditer(text):
-        depth, end = 1, m.end()
-        while end < len(text) and depth:
-            depth += {"(": 1, ")": -1}.get(text[end], 0)
-            end += 1
-        found += [(s.start(), s.group(2)) for s in CSS_STRING.finditer(text, m.end(), end)]
+    """(line, URL) of what a stylesheet or a style attribute may load, read by
+    CSS's own tokenizer (tinycss2): every url() and every string, wherever
+    it stands. A string can become a URL through image-set(), cross-fade(),
+    @import or a custom property (var(--u)), so each one is read as one;
+    comments, escapes and quotes are the browser's (review 23: a regex took
+    "/*" inside a string for a comment)."""
+    found: list[tuple[int, str]] = []
+    stack = list(tinycss2.parse_component_value_list(css, skip_comments=True))
+    while stack:
+        token = stack.pop()
+        if token.type in ("url", "string"):
+            found.append((token.source_line, token.value))
+        elif token.type == "function":
+            stack.extend(token.arguments)
+        elif token.type in ("() block", "[] block", "{} block"):
+            stack.extend(token.content)
     return sorted(found)
 
 
@@ -151,8 +154,19 @@ URL_ATTRS = {
     "longdesc",
     "codebase",
     "archive",
+    "attributionsrc",  # Attribution Reporting: a request when the element loads (review 23)
 }
-LOADED_ATTRS = {"src", "poster", "data", "background", "srcset", "imagesrcset", "ping", "archive"}
+LOADED_ATTRS = {
+    "src",
+    "poster",
+    "data",
+    "background",
+    "srcset",
+    "imagesrcset",
+    "ping",
+    "archive",
+    "attributionsrc",
+}
 # a form sends what the reader types to its action: to this site only
 SUBMITTING_ATTRS = {"action", "formaction"}
 # lists of URLs: srcset-like ("a.png 1x, b.png 2x") and ping (space-separated)
@@ -244,6 +258,7 @@ class _Scanner(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.found: list[tuple[int, str]] = []
         self.csp_meta = False
+        self.tags: dict[str, int] = {}  # start tags read, by name
         self._inline: tuple[int, list[str]] | None = None  # an inline script being read
         self._style: tuple[int, list[str]] | None = None  # a <style> being read
         self._noscript: tuple[int, list[str]] | None = None
@@ -263,6 +278,7 @@ class _Scanner(HTMLParser):
 
     def handle_starttag(self, tag: str, pairs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
+        self.tags[tag] = self.tags.get(tag, 0) + 1
         text = self.get_starttag_text() or ""
         end, browser_attrs = browser_tag(text)
         if end != len(text) or browser_attrs != [(name, value or "") for name, value in pairs]:
@@ -467,10 +483,15 @@ BIDI_IN_HTML = re.compile(
 )
 
 
-def scan(text: str, xml: bool = False) -> tuple[list[tuple[int, str]], bool]:
+def scan(
+    text: str, xml: bool = False, tags: dict[str, int] | None = None
+) -> tuple[list[tuple[int, str]], bool]:
     """(line, what is wrong) for every finding in one file's HTML or SVG, and
-    whether it carries the site's policy as <meta>, first thing in <head>."""
+    whether it carries the site's policy as <meta>, first thing in <head>
+    (and, into ``tags``, how many start tags of each name it read)."""
     scanner = _Scanner()
+    if tags is not None:
+        scanner.tags = tags
     early = [
         (
             text.count("\n", 0, m.start()) + 1,
@@ -516,18 +537,23 @@ def _tree_elements(node):
                 yield from _tree_elements(fragment)
 
 
-def tree_scan(text: str) -> tuple[list[tuple[int, str]], bool]:
+def tree_scan(text: str, tags: dict[str, int] | None = None) -> tuple[list[tuple[int, str]], bool]:
     """(line, what is wrong) in the trees a browser builds from the page, with
     scripting on (what most readers get: <noscript> holds text) and off (its
     content is markup), and whether the site's policy <meta> is in <head>
-    before anything it governs in both."""
+    before anything it governs in both. With ``tags`` (how many start tags
+    of each name html.parser read, _Scanner.tags), an element the browser
+    builds more often than the tokens read as tags is refused: the check
+    took markup for text there (review 23: <template><col><textarea>)."""
     found: dict[tuple[int, str], None] = {}
     policy = True
     # the flag changes how a parser reads <noscript> only: without one, one tree
     readings = (True, False) if re.search("noscript", text, re.IGNORECASE) else (True,)
     for scripting in readings:
         try:
-            tree_found, has_policy = _tree_findings(text, LexborHTMLParser(text, scripting=scripting).root)
+            tree_found, has_policy = _tree_findings(
+                text, LexborHTMLParser(text, scripting=scripting).root, tags if scripting else None
+            )
         except RecursionError:  # selectolax reads a <template>'s content recursively
             return [(1, "<template> elements nest too deep for this check to read them; remove them")], False
         found.update(dict.fromkeys(tree_found))
@@ -535,44 +561,71 @@ def tree_scan(text: str) -> tuple[list[tuple[int, str]], bool]:
     return list(found), policy
 
 
-def _tree_findings(text: str, root) -> tuple[list[tuple[int, str]], bool]:
+# Elements a browser makes without a start tag of their own: implied ones
+# (</p> and </br> make a <p> and a <br>), and formatting elements it opens
+# again after a block (<b><p> … gives the <p> a <b> of its own)
+IMPLIED = {"html", "head", "body", "tbody", "tr", "colgroup", "p", "br"}
+FORMATTING = {"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"}
+# <image> is <img> to a browser's tree builder (lexbor drops it where a table
+# moves it out: review 23); markup in an <svg> <style> or <script> is not
+# their text, which is all a browser reads of them
+IMAGE_TAG = re.compile(r"<image[\t\n\f\r />]", re.IGNORECASE)
+
+
+def _in_svg(element) -> bool:
+    node = element.parent
+    while node is not None and node.tag not in ("svg", "foreignObject", None):
+        node = node.parent
+    return node is not None and node.tag == "svg"
+
+
+def _tree_findings(text: str, root, tags: dict[str, int] | None) -> tuple[list[tuple[int, str]], bool]:
     found: list[tuple[int, str]] = []
     seen: dict[str, int] = {}
+    lines: dict[str, list[int]] = {}
     has_policy, before_policy = False, True
 
-    def line_of(tag: str) -> int:
-        """The line of the n-th <tag in the text (n: the tree's count so far)."""
-        n = seen[tag] = seen.get(tag, 0) + 1
-        for i, m in enumerate(re.finditer(TAG_START.format(re.escape(tag)), text, re.IGNORECASE), 1):
-            if i == n:
-                return text.count("\n", 0, m.start()) + 1
-        return 1
+    def line_of(tag: str, n: int) -> int:
+        """The line of the n-th <tag in the text (each tag's lines found once)."""
+        if tag not in lines:
+            pattern = re.compile(TAG_START.format(re.escape(tag)), re.IGNORECASE)
+            starts = [m.start() for m in pattern.finditer(text)]
+            newlines = [m.start() for m in re.finditer("\n", text)] if "\n" not in lines else lines["\n"]
+            lines["\n"] = newlines
+            lines[tag] = [bisect.bisect_right(newlines, at) + 1 for at in starts]
+        return lines[tag][n - 1] if n <= len(lines[tag]) else 1
 
     for element in _tree_elements(root):
         tag = element.tag.lower()
+        n = seen[tag] = seen.get(tag, 0) + 1
         pairs = [(name.lower(), value or "") for name, value in element.attributes.items()]
         attrs = dict(pairs)
         problems = list(_tag_problems(tag, attrs, pairs))
-        if tag == "script":
-            sources = [attrs[name] for name in ("src", "href", "xlink:href") if name in attrs]
-            if not sources and attrs.get("type", "").lower() not in DATA_BLOCKS:
-                body = element.text(deep=True)
+        parent = element.parent
+        if tag == "selectedcontent":
+            problems.append("<selectedcontent> copies the chosen option's markup; not used by this site")
+        if parent is not None and parent.tag in ("style", "script"):
+            problems.append(
+                f"<{tag}> inside a <{parent.tag}>: a browser reads only its text; remove the markup"
+            )
+        if tag == "script" and attrs.get("type", "").lower() not in DATA_BLOCKS:
+            # an <svg> <script> loads its href=, an HTML one its src= only;
+            # and a script's own text runs when it loads nothing
+            names = ("href", "xlink:href") if _in_svg(element) else ("src",)
+            sources = [attrs[name] for name in names if name in attrs]
+            body = element.text(deep=True)
+            if not sources or body.strip():
                 problems.append(
                     f"inline <script> ({body.strip()[:60]!r}); serve it as a file under _static/ instead"
                 )
-            # an <svg> <script> loads its href= (src= is checked with every tag)
-            problems += [
-                f"script from another host: {attrs[name]!r}"
-                for name in ("href", "xlink:href")
-                if name in attrs and is_remote(attrs[name])
-            ]
+            problems += [f"script from another host: {url!r}" for url in sources if is_remote(url)]
         if tag == "style":
             problems += _css_problems("style", element.text(deep=True))
         if (
             tag == "meta"
             and before_policy
-            and element.parent is not None
-            and element.parent.tag == "head"
+            and parent is not None
+            and parent.tag == "head"
             and attrs.get("http-equiv", "").lower() == "content-security-policy"
             and _policy["meta"]
             and attrs.get("content") == _policy["meta"]
@@ -581,10 +634,23 @@ def _tree_findings(text: str, root) -> tuple[list[tuple[int, str]], bool]:
         if tag not in ("html", "head", "meta", "title"):
             before_policy = False
         if problems:
-            line = line_of(tag)
-            found += [(line, what) for what in problems]
-        else:
-            seen[tag] = seen.get(tag, 0) + 1
+            line = line_of(tag, n)
+            found += [(line, what) for what in dict.fromkeys(problems)]
+    if tags is not None:
+        for tag, count in seen.items():
+            if tag not in IMPLIED | FORMATTING and count > tags.get(tag, 0) and tag != "selectedcontent":
+                found.append(
+                    (
+                        line_of(tag, tags.get(tag, 0) + 1),
+                        f"<{tag}>: a browser reads markup here that this check reads as text; remove "
+                        "what makes the difference (a raw-text element such as <textarea> or <title> "
+                        "where the browser ignores it)",
+                    )
+                )
+    found += [
+        (text.count("\n", 0, m.start()) + 1, "<image> is <img> to a browser; write <img>")
+        for m in IMAGE_TAG.finditer(text)
+    ]
     return found, has_policy
 
 
@@ -607,7 +673,9 @@ CSS_FETCHING = ("url(", "image-set(", "cross-fade(", "@import")
 
 def _css_like(value: str) -> bool:
     unescaped = css_unescaped(value).lower()
-    return any(word in unescaped for word in CSS_FETCHING)
+    # comments out too: url/**/( is not a function, but @import/**/"x" imports
+    bare = CSS_COMMENT.sub("", unescaped)
+    return any(word in text for word in CSS_FETCHING for text in (unescaped, bare))
 
 
 def _tag_problems(tag: str, attrs: dict[str, str], pairs: list[tuple[str, str | None]]):
@@ -653,7 +721,7 @@ def _animation_problems(tag: str, attrs: dict[str, str]):
 def _url_problems(tag: str, name: str, value: str, attrs: dict[str, str]):
     if name in LIST_ATTRS:
         urls = [part.strip().split(" ")[0] for part in value.split(",")]
-    elif name == "ping":
+    elif name in ("ping", "attributionsrc"):
         urls = value.split()
     else:
         urls = [value]
@@ -679,9 +747,19 @@ def _loads(tag: str, name: str, attrs: dict[str, str]) -> bool:
     return tag == "base" and name == "href"
 
 
+# A string in CSS is taken for an address only when it looks like one of
+# another host's: content: "Note: …" has a "scheme" too
+FETCHED_SCHEMES = {None, "http", "https", "ftp", "ws", "wss"}
+
+
+def css_remote(url: str, string: bool = False) -> bool:
+    scheme = url_scheme(url.strip())
+    return is_remote(url) and scheme != "data" and (not string or scheme in FETCHED_SCHEMES)
+
+
 def _css_problems(tag: str, css: str):
-    for _offset, url in css_urls(css):
-        if is_remote(url) and url_scheme(url.strip()) != "data":  # data: is inline, CSP img-src
+    for _line, url in css_urls(css):
+        if css_remote(url, string=True):  # data: is inline, CSP img-src
             yield f"style on <{tag}> loads {url[:80]!r} from another host"
 
 
@@ -754,6 +832,10 @@ def scan_xml(text: str, svg: bool = False) -> list[tuple[int, str]]:
         found.extend(
             (line, what) for what in _animation_problems(tag, {_local(k): v for k, v in attrib.items()})
         )
+        if styles:
+            found.append(
+                (line, f"<{tag}> inside a <style>: a browser reads only its text; remove the markup")
+            )
         if tag == "style":
             styles.append((line, []))
 
@@ -906,19 +988,18 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
     if path.suffix.lower() in XML_TYPES:
         return sorted(set(scan(text, xml=True)[0] + scan_xml(text, svg=path.suffix.lower() == ".svg")))
     if path.suffix.lower() == ".css":
-        unescaped = css_unescaped(text)  # the same lines as the file's
-        starts = [0] + [m.end() for m in re.finditer("\n", unescaped)]
         return [
-            (bisect.bisect_right(starts, offset), f"style on <style> loads {url[:80]!r} from another host")
-            for offset, url in css_urls(text)
-            if is_remote(url) and url_scheme(url.strip()) != "data"
+            (line, f"style on <style> loads {url[:80]!r} from another host")
+            for line, url in css_urls(text)
+            if css_remote(url, string=True)
         ]
-    found, has_policy = scan(text)
+    tags: dict[str, int] = {}
+    found, has_policy = scan(text, tags=tags)
     if nested := nesting_problem(data):
         # refused as it is; nested that deep, a tree takes minutes to build
         # (lexbor, like browsers, looks through the open elements at each tag)
         return [*found, *nested]
-    tree_found, tree_policy = tree_scan(text)
+    tree_found, tree_policy = tree_scan(text, tags)
     said = {what for _, what in found}
     found = sorted(found + [(line, what) for line, what in tree_found if what not in said])
     has_policy = has_policy and tree_policy
@@ -1109,7 +1190,7 @@ CHECKED = "kb-guard-checked"
 def rules() -> str:
     """What a check's outcome depends on besides the file: this code, the
     policy a page's <meta> must equal, and the parsers (Python's html.parser,
-    libexpat, selectolax's lexbor)."""
+    libexpat, selectolax's lexbor, tinycss2, qpdf)."""
     digest = hashlib.sha256()
     for module in (__file__, untrusted.__file__, kb_pagefind.__file__, guard_pdf.__file__):
         digest.update(Path(module).read_bytes())
@@ -1118,6 +1199,7 @@ def rules() -> str:
         sys.version,
         pyexpat.EXPAT_VERSION,
         selectolax.__version__,
+        tinycss2.__version__,
         guard_pdf.version(),
     ):
         digest.update(b"\0" + part.encode("utf-8"))
