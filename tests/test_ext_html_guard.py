@@ -365,6 +365,11 @@ REVIEW_23 = {
         "evil.example/q.png",
     ),
     "attributionsrc": ('<img src="a.png" attributionsrc="https://evil.example/r">', "evil.example/r"),
+    # review 24 (helper-119): a file read in another encoding than checked
+    "charset-attribute": (
+        '<link rel="stylesheet" href="_static/s.css" charset="shift_jis">',
+        "charset= on <link>",
+    ),
     "selectedcontent": (
         "<select><button><selectedcontent></selectedcontent></button><option>x</option></select>",
         "<selectedcontent>",
@@ -389,6 +394,20 @@ def test_an_svg_file_with_markup_in_its_style_is_refused(tmp_path):
         encoding="utf-8",
     )
     assert [line for line, what in guard.check_file(svg, page=False) if "inside a <style>" in what] == [2]
+
+
+def test_a_stylesheet_declaring_another_encoding_is_refused(tmp_path):
+    """Served without a charset (make serve, some hosts), Chromium reads it as
+    Shift_JIS: the byte after ぁ takes the backslash, the string ends early,
+    and the url() is live (review 24)."""
+    css = tmp_path / "s.css"
+    css.write_text(
+        '@charset "shift_jis";\nb{content:"ぁ\\"} body{background:url(https://evil.test/s.png)} i{content:"}\n',
+        encoding="utf-8",
+    )
+    assert [line for line, what in guard.check_file(css, page=False) if "@charset" in what] == [1]
+    css.write_text('@charset "UTF-8";\nb { color: red }\n', encoding="utf-8")
+    assert guard.check_file(css, page=False) == []
 
 
 def test_a_stylesheet_is_read_by_css_tokens(tmp_path):

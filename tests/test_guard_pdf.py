@@ -77,6 +77,10 @@ def _embedded_file(pdf):
     pdf.attachments["payload.html"] = pikepdf.AttachedFileSpec(pdf, b"<script>alert(3)</script>")
 
 
+def _print_link(pdf):
+    pdf.pages[0].Annots[0].A = pikepdf.Dictionary(S=pikepdf.Name.Named, N=pikepdf.Name.Print)
+
+
 HOSTILE = {
     "javascript-on-open": (_js_on_open, "JavaScript"),
     "javascript-in-names": (_js_in_names, "JavaScript"),
@@ -86,6 +90,7 @@ HOSTILE = {
     "launch-link": (_launch_link, "a Launch action"),
     "submit-form": (_submit_form, "a SubmitForm action"),
     "embedded-file": (_embedded_file, "embedded file"),
+    "named-print": (_print_link, "a named action 'Print'"),
 }
 
 
@@ -133,6 +138,37 @@ def test_a_pdf_that_cannot_be_read_as_it_is_is_refused(tmp_path, data, what):
     path.write_bytes(data)
     found = guard.check_file(path, page=False)
     assert len(found) == 1 and what in found[0][1], found
+
+
+def _hand_made(objects: list[bytes], off_by: dict[int, int]) -> bytes:
+    """A PDF written by hand, its cross-reference offsets moved by ``off_by``."""
+    out, offsets = bytearray(b"%PDF-1.7\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out) + off_by.get(number, 0))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+PAGE_WITH_SCRIPT = [
+    b"<< /Type /Catalog /Pages 2 0 R >>",
+    b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << >> /AA << /O << /S /JavaScript /JS (app.alert(1)) >> >> >>",
+]
+
+
+@pytest.mark.parametrize("off_by", [0, 1, 9])
+def test_an_object_qpdf_cannot_read_fails_the_pdf(tmp_path, off_by):
+    """An xref entry a few bytes off: qpdf reads the object as null (and warns),
+    another reader's repair may find it (review 24): the PDF is refused."""
+    path = tmp_path / "x.pdf"
+    path.write_bytes(_hand_made(PAGE_WITH_SCRIPT, {3: off_by}))
+    found = guard.check_file(path, page=False)
+    assert found, found
+    assert ("JavaScript" if off_by == 0 else "cannot read whole") in found[0][1], found
 
 
 # -- in a build: the download of a page ---------------------------------------------

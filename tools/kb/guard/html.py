@@ -522,7 +522,7 @@ def scan(
 # builds (foreign content, implied <head> and <body>, the first of two
 # attributes, <template> contents), and the same rules run on that tree. What
 # only the tree shows is reported at the line of the tag it came from.
-TAG_START = r"<{}(?=[\t\n\f\r />])"
+ANY_TAG_START = re.compile(r"<([a-zA-Z][^\t\n\f\r />]*)")
 
 
 def _tree_elements(node):
@@ -586,14 +586,14 @@ def _tree_findings(text: str, root, tags: dict[str, int] | None) -> tuple[list[t
     has_policy, before_policy = False, True
 
     def line_of(tag: str, n: int) -> int:
-        """The line of the n-th <tag in the text (each tag's lines found once)."""
-        if tag not in lines:
-            pattern = re.compile(TAG_START.format(re.escape(tag)), re.IGNORECASE)
-            starts = [m.start() for m in pattern.finditer(text)]
-            newlines = [m.start() for m in re.finditer("\n", text)] if "\n" not in lines else lines["\n"]
-            lines["\n"] = newlines
-            lines[tag] = [bisect.bisect_right(newlines, at) + 1 for at in starts]
-        return lines[tag][n - 1] if n <= len(lines[tag]) else 1
+        """The line of the n-th <tag in the text (every tag's lines found in one pass)."""
+        if not lines:
+            newlines = [m.start() for m in re.finditer("\n", text)]
+            for m in ANY_TAG_START.finditer(text):
+                lines.setdefault(m[1].lower(), []).append(bisect.bisect_right(newlines, m.start()) + 1)
+            lines[""] = []
+        found_lines = lines.get(tag, [])
+        return found_lines[n - 1] if n <= len(found_lines) else 1
 
     for element in _tree_elements(root):
         tag = element.tag.lower()
@@ -668,7 +668,9 @@ def _meta_problem(attrs: dict[str, str]) -> str | None:
 # What makes an attribute's value a CSS value that may fetch: url() and, in
 # any attribute (mask=, cursor=, an animation's to=), image-set() and
 # cross-fade() (review 22)
-CSS_FETCHING = ("url(", "image-set(", "cross-fade(", "@import")
+CSS_FETCHING = ("url(", "image-set(", "cross-fade(", "@import", "src(")
+# what a browser reads a stylesheet as (an HTTP header without a charset leaves it to this)
+CSS_CHARSET = re.compile(r"@charset\s*[\"']([^\"']*)", re.IGNORECASE)
 
 
 def _css_like(value: str) -> bool:
@@ -696,6 +698,8 @@ def _tag_problems(tag: str, attrs: dict[str, str], pairs: list[tuple[str, str | 
         yield f"script from another host: {attrs['src']!r}"
     if tag == "meta" and attrs.get("name", "").lower() == "referrer":
         yield "<meta name=referrer> changes what the site's links tell other sites; the policy is a header"
+    if "charset" in attrs and tag != "meta":
+        yield f"charset= on <{tag}> makes the browser read a file in another encoding than this check; remove it"
     if tag == "plaintext":
         yield "<plaintext> makes the rest of the page text, read differently by browsers and this check"
 
@@ -988,7 +992,12 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
     if path.suffix.lower() in XML_TYPES:
         return sorted(set(scan(text, xml=True)[0] + scan_xml(text, svg=path.suffix.lower() == ".svg")))
     if path.suffix.lower() == ".css":
-        return [
+        charsets = [
+            (text.count("\n", 0, m.start()) + 1, f"@charset {m[1]!r}: a stylesheet is UTF-8; remove it")
+            for m in CSS_CHARSET.finditer(text)
+            if m[1].strip().lower() not in ("utf-8", "utf8")
+        ]
+        return charsets + [
             (line, f"style on <style> loads {url[:80]!r} from another host")
             for line, url in css_urls(text)
             if css_remote(url, string=True)

@@ -61,6 +61,10 @@ def _shows_a_page(value) -> bool:
     )
 
 
+# The named actions that only turn pages (others print, open dialogs, quit)
+PAGE_TURNS = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
+
+
 def _found(obj, seen: set[str]) -> None:
     """What ``obj`` and the direct objects inside it hold (an indirect one is
     read as one of the file's objects, once)."""
@@ -78,6 +82,8 @@ def _found(obj, seen: set[str]) -> None:
                     seen.add("an action when it is opened")
                 if key == "/S" and isinstance(value, pikepdf.Name) and str(value) in ACTIVE_ACTIONS:
                     seen.add(f"a {str(value)[1:]} action")
+                if key == "/S" and value == pikepdf.Name.Named and str(item.get("/N")) not in PAGE_TURNS:
+                    seen.add(f"a named action {str(item.get('/N'))[1:]!r}")
                 if isinstance(value, (pikepdf.Dictionary, pikepdf.Array)) and not value.is_indirect:
                     stack.append(value)
         elif isinstance(item, pikepdf.Array):
@@ -95,6 +101,15 @@ def pdf_problems(data: bytes) -> list[tuple[int, str]]:
             seen: set[str] = set()
             for obj in pdf.objects:
                 _found(obj, seen)
+            if warnings := pdf.get_warnings():
+                # an object qpdf could not read is null to it, and may be
+                # read by another reader's repair (review 24)
+                return [
+                    (
+                        1,
+                        f"a PDF this check cannot read whole ({warnings[0][:120]}); save it again with a PDF tool",
+                    )
+                ]
     except pikepdf.PasswordError:
         return [(1, "a PDF that needs a password cannot be checked; publish it without one")]
     except pikepdf.PdfError as exc:
