@@ -674,6 +674,8 @@ CSS_CHARSET = re.compile(r"@charset\s*[\"']([^\"']*)", re.IGNORECASE)
 
 
 def _css_like(value: str) -> bool:
+    if "(" not in value and "@" not in value and "\\" not in value:
+        return False  # each word holds one of them, or an escape that makes one (most values: none)
     unescaped = css_unescaped(value).lower()
     # comments out too: url/**/( is not a function, but @import/**/"x" imports
     bare = CSS_COMMENT.sub("", unescaped)
