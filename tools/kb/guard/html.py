@@ -92,23 +92,34 @@ def css_unescaped(css: str) -> str:
 
 
 def css_urls(css: str) -> list[tuple[int, str]]:
-    """(line, URL) of what a stylesheet or a style attribute may load, read by
-    CSS's own tokenizer (tinycss2): every url() and every string, wherever
-    it stands. A string can become a URL through image-set(), cross-fade(),
-    @import or a custom property (var(--u)), so each one is read as one;
-    comments, escapes and quotes are the browser's (review 23: a regex took
-    "/*" inside a string for a comment)."""
+    """(line, URL) of what a stylesheet or a style attribute would load from
+    another host, read by CSS's own tokenizer (tinycss2): every url() and
+    every string that names another host's address, wherever it stands. A
+    string can become a URL through image-set(), cross-fade(), @import or a
+    custom property (var(--u)), so each one is read as one; comments,
+    escapes and quotes are the browser's (review 23: a regex took "/*"
+    inside a string for a comment). data: is inline (CSP img-src)."""
     found: list[tuple[int, str]] = []
     stack = list(tinycss2.parse_component_value_list(css, skip_comments=True))
     while stack:
         token = stack.pop()
         if token.type in ("url", "string"):
-            found.append((token.source_line, token.value))
+            scheme = url_scheme(token.value.strip())
+            # a string is an address only when it looks like one: content: "Note: …" has a "scheme" too
+            if (
+                is_remote(token.value)
+                and scheme != "data"
+                and (token.type == "url" or scheme in FETCHED_SCHEMES)
+            ):
+                found.append((token.source_line, token.value))
         elif token.type == "function":
             stack.extend(token.arguments)
         elif token.type in ("() block", "[] block", "{} block"):
             stack.extend(token.content)
     return sorted(found)
+
+
+FETCHED_SCHEMES = {None, "http", "https", "ftp", "ws", "wss"}
 
 
 DATA_BLOCKS = {"application/json", "application/ld+json", "text/plain"}
@@ -475,6 +486,9 @@ DIFFERENTIAL = re.compile(
 # (&#x202E;, &#8238;, &rlm;): whatever wrote them (a template, an extension, a
 # data file the page checks did not see), the page is refused (KB095 is where
 # they come in).
+# <image> is <img> to a browser's tree builder (lexbor drops it where a table
+# moves it out: review 23), so the tree cannot show it: read in the text
+IMAGE_TAG = re.compile(r"<image[\t\n\f\r />]", re.IGNORECASE)
 BIDI_IN_HTML = re.compile(
     kb_data.BIDI.pattern
     + r"|&#[xX]0*(?:202[a-eA-E]|206[6-9]|200[eEfF]|61[cC]);?"
@@ -509,6 +523,11 @@ def scan(
         )
         for m in BIDI_IN_HTML.finditer(text)
     ]
+    if not xml:  # in SVG, <image> is SVG's own element
+        scanner.found += [
+            (text.count("\n", 0, m.start()) + 1, "<image> is <img> to a browser; write <img>")
+            for m in IMAGE_TAG.finditer(text)
+        ]
     text = END_TAG_REST.sub(lambda m: f"</{m[1]}>" + "\n" * m[0].count("\n"), text)
     scanner.feed(text)
     scanner.close()
@@ -566,10 +585,15 @@ def tree_scan(text: str, tags: dict[str, int] | None = None) -> tuple[list[tuple
 # again after a block (<b><p> … gives the <p> a <b> of its own)
 IMPLIED = {"html", "head", "body", "tbody", "tr", "colgroup", "p", "br"}
 FORMATTING = {"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"}
-# <image> is <img> to a browser's tree builder (lexbor drops it where a table
-# moves it out: review 23); markup in an <svg> <style> or <script> is not
-# their text, which is all a browser reads of them
-IMAGE_TAG = re.compile(r"<image[\t\n\f\r />]", re.IGNORECASE)
+
+
+def _tag_lines(text: str) -> dict[str, list[int]]:
+    """The lines of every "<name" in the text, by lower-case name, in one pass."""
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    index: dict[str, list[int]] = {}
+    for m in ANY_TAG_START.finditer(text):
+        index.setdefault(m[1].lower(), []).append(bisect.bisect_right(newlines, m.start()) + 1)
+    return index
 
 
 def _in_svg(element) -> bool:
@@ -582,18 +606,16 @@ def _in_svg(element) -> bool:
 def _tree_findings(text: str, root, tags: dict[str, int] | None) -> tuple[list[tuple[int, str]], bool]:
     found: list[tuple[int, str]] = []
     seen: dict[str, int] = {}
-    lines: dict[str, list[int]] = {}
+    index: dict[str, list[int]] | None = None  # tag name -> lines of its "<name", built on first use
     has_policy, before_policy = False, True
 
     def line_of(tag: str, n: int) -> int:
-        """The line of the n-th <tag in the text (every tag's lines found in one pass)."""
-        if not lines:
-            newlines = [m.start() for m in re.finditer("\n", text)]
-            for m in ANY_TAG_START.finditer(text):
-                lines.setdefault(m[1].lower(), []).append(bisect.bisect_right(newlines, m.start()) + 1)
-            lines[""] = []
-        found_lines = lines.get(tag, [])
-        return found_lines[n - 1] if n <= len(found_lines) else 1
+        """The line of the n-th <tag in the text."""
+        nonlocal index
+        if index is None:
+            index = _tag_lines(text)
+        tag_lines = index.get(tag, [])
+        return tag_lines[n - 1] if n <= len(tag_lines) else 1
 
     for element in _tree_elements(root):
         tag = element.tag.lower()
@@ -647,10 +669,6 @@ def _tree_findings(text: str, root, tags: dict[str, int] | None) -> tuple[list[t
                         "where the browser ignores it)",
                     )
                 )
-    found += [
-        (text.count("\n", 0, m.start()) + 1, "<image> is <img> to a browser; write <img>")
-        for m in IMAGE_TAG.finditer(text)
-    ]
     return found, has_policy
 
 
@@ -753,20 +771,9 @@ def _loads(tag: str, name: str, attrs: dict[str, str]) -> bool:
     return tag == "base" and name == "href"
 
 
-# A string in CSS is taken for an address only when it looks like one of
-# another host's: content: "Note: …" has a "scheme" too
-FETCHED_SCHEMES = {None, "http", "https", "ftp", "ws", "wss"}
-
-
-def css_remote(url: str, string: bool = False) -> bool:
-    scheme = url_scheme(url.strip())
-    return is_remote(url) and scheme != "data" and (not string or scheme in FETCHED_SCHEMES)
-
-
 def _css_problems(tag: str, css: str):
     for _line, url in css_urls(css):
-        if css_remote(url, string=True):  # data: is inline, CSP img-src
-            yield f"style on <{tag}> loads {url[:80]!r} from another host"
+        yield f"style on <{tag}> loads {url[:80]!r} from another host"
 
 
 # In XML documents (SVG, XHTML, XSLT) a script can hide behind a namespace
@@ -991,18 +998,16 @@ def check_file(path: Path, page: bool = True, data: bytes | None = None) -> list
     if problems := encoding_problems(data, suffix in XML_TYPES, suffix in (".html", ".htm")):
         return problems  # read in another encoding, the file is another document than the one checked
     text = decoded(data)
-    if path.suffix.lower() in XML_TYPES:
-        return sorted(set(scan(text, xml=True)[0] + scan_xml(text, svg=path.suffix.lower() == ".svg")))
-    if path.suffix.lower() == ".css":
+    if suffix in XML_TYPES:
+        return sorted(set(scan(text, xml=True)[0] + scan_xml(text, svg=suffix == ".svg")))
+    if suffix == ".css":
         charsets = [
             (text.count("\n", 0, m.start()) + 1, f"@charset {m[1]!r}: a stylesheet is UTF-8; remove it")
             for m in CSS_CHARSET.finditer(text)
             if m[1].strip().lower() not in ("utf-8", "utf8")
         ]
         return charsets + [
-            (line, f"style on <style> loads {url[:80]!r} from another host")
-            for line, url in css_urls(text)
-            if css_remote(url, string=True)
+            (line, f"style on <style> loads {url[:80]!r} from another host") for line, url in css_urls(text)
         ]
     tags: dict[str, int] = {}
     found, has_policy = scan(text, tags=tags)
@@ -1389,8 +1394,9 @@ def on_build_finished(app, exception) -> None:
             )
     record = Path(app.doctreedir) / PASSED
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"rules": rules(), "passed": sorted(clean)}), encoding="utf-8")
-    _passed_in_process.setdefault(rules(), set()).update(clean)
+    current = rules()
+    record.write_text(json.dumps({"rules": current, "passed": sorted(clean)}), encoding="utf-8")
+    _passed_in_process.setdefault(current, set()).update(clean)
     shutil.rmtree(Path(app.doctreedir) / CHECKED, ignore_errors=True)
 
 
