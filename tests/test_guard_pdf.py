@@ -77,6 +77,12 @@ def _embedded_file(pdf):
     pdf.attachments["payload.html"] = pikepdf.AttachedFileSpec(pdf, b"<script>alert(3)</script>")
 
 
+def _javascript_link(pdf):
+    pdf.pages[0].Annots[0].A = pikepdf.Dictionary(
+        S=pikepdf.Name.URI, URI=pikepdf.String(" JavaScript:app.alert(5)")
+    )
+
+
 def _print_link(pdf):
     pdf.pages[0].Annots[0].A = pikepdf.Dictionary(S=pikepdf.Name.Named, N=pikepdf.Name.Print)
 
@@ -91,6 +97,7 @@ HOSTILE = {
     "submit-form": (_submit_form, "a SubmitForm action"),
     "embedded-file": (_embedded_file, "embedded file"),
     "named-print": (_print_link, "a named action 'Print'"),
+    "javascript-link": (_javascript_link, "a link to a script or local URL"),
 }
 
 

@@ -20,6 +20,8 @@ import io
 
 import pikepdf
 
+from kb.guard.untrusted import url_scheme
+
 # Keys that make a PDF act when opened, shown or filled in, or hold another file
 ACTIVE_KEYS = {
     "/JS": "JavaScript",
@@ -65,6 +67,15 @@ def _shows_a_page(value) -> bool:
 PAGE_TURNS = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
 
 
+def _script_scheme(uri) -> bool:
+    """A link's URI that runs script or opens the reader's own files, as the
+    site's pages may not link either (kb.guard.untrusted's schemes)."""
+    if not isinstance(uri, pikepdf.String):
+        return False
+    text = bytes(uri).decode("latin-1")
+    return url_scheme(text) in ("javascript", "vbscript", "data", "file")
+
+
 def _found(obj, seen: set[str]) -> None:
     """What ``obj`` and the direct objects inside it hold (an indirect one is
     read as one of the file's objects, once)."""
@@ -82,6 +93,8 @@ def _found(obj, seen: set[str]) -> None:
                     seen.add("an action when it is opened")
                 if key == "/S" and isinstance(value, pikepdf.Name) and str(value) in ACTIVE_ACTIONS:
                     seen.add(f"a {str(value)[1:]} action")
+                if key == "/S" and value == pikepdf.Name.URI and _script_scheme(item.get("/URI")):
+                    seen.add("a link to a script or local URL (javascript:, data:, file:)")
                 if key == "/S" and value == pikepdf.Name.Named and str(item.get("/N")) not in PAGE_TURNS:
                     seen.add(f"a named action {str(item.get('/N'))[1:]!r}")
                 if isinstance(value, (pikepdf.Dictionary, pikepdf.Array)) and not value.is_indirect:
