@@ -83,6 +83,18 @@ def _javascript_link(pdf):
     )
 
 
+def _link_to(uri):
+    def change(pdf):
+        pdf.pages[0].Annots[0].A = pikepdf.Dictionary(S=pikepdf.Name.URI, URI=uri)
+
+    return change
+
+
+def _base_uri(pdf):
+    pdf.Root.URI = pikepdf.Dictionary(Base=pikepdf.String("javascript:"))
+    _link_to(pikepdf.String("app.alert(6)"))(pdf)
+
+
 def _print_link(pdf):
     pdf.pages[0].Annots[0].A = pikepdf.Dictionary(S=pikepdf.Name.Named, N=pikepdf.Name.Print)
 
@@ -98,6 +110,16 @@ HOSTILE = {
     "embedded-file": (_embedded_file, "embedded file"),
     "named-print": (_print_link, "a named action 'Print'"),
     "javascript-link": (_javascript_link, "a link to a script or local URL"),
+    # review 25 (helper-120): a base for relative links, a share on another
+    # host, a UTF-16 string with its byte order mark, a name
+    "base-uri": (_base_uri, "a base URI for its links"),
+    "windows-share-link": (_link_to(pikepdf.String("\\\\evil\\share\\x")), "a link to a script or local URL"),
+    "smb-link": (_link_to(pikepdf.String("smb://evil/share")), "a link to a script or local URL"),
+    "utf16-javascript-link": (
+        _link_to(pikepdf.String(b"\xfe\xff" + "javascript:x".encode("utf-16-be"))),
+        "a link to a script or local URL",
+    ),
+    "name-javascript-link": (_link_to(pikepdf.Name("/javascript:x")), "a link to a script or local URL"),
 }
 
 

@@ -98,7 +98,8 @@ def css_urls(css: str) -> list[tuple[int, str]]:
     string can become a URL through image-set(), cross-fade(), @import or a
     custom property (var(--u)), so each one is read as one; comments,
     escapes and quotes are the browser's (review 23: a regex took "/*"
-    inside a string for a comment). data: is inline (CSP img-src)."""
+    inside a string for a comment). data: is inline (CSP img-src). A quoted
+    url("…") is a string to the tokenizer, and read as one."""
     found: list[tuple[int, str]] = []
     stack = list(tinycss2.parse_component_value_list(css, skip_comments=True))
     while stack:

@@ -17,10 +17,11 @@ and so does an ``/OpenAction`` that only shows a page (LaTeX's books have one).
 from __future__ import annotations
 
 import io
+import re
 
 import pikepdf
 
-from kb.guard.untrusted import url_scheme
+from kb.guard.untrusted import LINK_SCHEMES, url_scheme
 
 # Keys that make a PDF act when opened, shown or filled in, or hold another file
 ACTIVE_KEYS = {
@@ -67,13 +68,26 @@ def _shows_a_page(value) -> bool:
 PAGE_TURNS = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
 
 
-def _script_scheme(uri) -> bool:
-    """A link's URI that runs script or opens the reader's own files, as the
-    site's pages may not link either (kb.guard.untrusted's schemes)."""
-    if not isinstance(uri, pikepdf.String):
-        return False
-    text = bytes(uri).decode("latin-1")
-    return url_scheme(text) in ("javascript", "vbscript", "data", "file")
+def _link_refused(uri) -> bool:
+    """A link's URI that the site's pages could not link (LINK_SCHEMES, or a
+    path on this site; not \\\\host, a Windows share on another host). Read
+    as a PDF text string (UTF-16 with its byte order mark), a name as its text
+    (review 25)."""
+    if isinstance(uri, pikepdf.Name):
+        text = str(uri)[1:]
+    elif isinstance(uri, pikepdf.String):
+        text = str(uri).lstrip("\ufeff")
+    else:
+        return True
+    scheme = url_scheme(text)
+    if scheme is None:
+        stripped = re.sub(r"[\x00-\x20\x7f]", "", text)
+        return stripped.startswith(("\\", "/\\", "\\/"))
+    return scheme not in LINK_SCHEMES
+
+
+def _name(value) -> str:
+    return str(value)[1:] if isinstance(value, pikepdf.Name) else type(value).__name__
 
 
 def _found(obj, seen: set[str]) -> None:
@@ -93,10 +107,10 @@ def _found(obj, seen: set[str]) -> None:
                     seen.add("an action when it is opened")
                 if key == "/S" and isinstance(value, pikepdf.Name) and str(value) in ACTIVE_ACTIONS:
                     seen.add(f"a {str(value)[1:]} action")
-                if key == "/S" and value == pikepdf.Name.URI and _script_scheme(item.get("/URI")):
+                if key == "/S" and value == pikepdf.Name.URI and _link_refused(item.get("/URI")):
                     seen.add("a link to a script or local URL (javascript:, data:, file:)")
                 if key == "/S" and value == pikepdf.Name.Named and str(item.get("/N")) not in PAGE_TURNS:
-                    seen.add(f"a named action {str(item.get('/N'))[1:]!r}")
+                    seen.add(f"a named action {_name(item.get('/N'))!r}")
                 if isinstance(value, (pikepdf.Dictionary, pikepdf.Array)) and not value.is_indirect:
                     stack.append(value)
         elif isinstance(item, pikepdf.Array):
@@ -112,6 +126,10 @@ def pdf_problems(data: bytes) -> list[tuple[int, str]]:
             if pdf.is_encrypted:
                 return [(1, "an encrypted PDF cannot be checked; publish it unencrypted")]
             seen: set[str] = set()
+            base = pdf.Root.get("/URI")
+            if isinstance(base, pikepdf.Dictionary) and "/Base" in base:
+                # prefixed to every relative link: /Base (javascript:) + (app.alert(1)) (review 25)
+                seen.add("a base URI for its links")
             for obj in pdf.objects:
                 _found(obj, seen)
             if warnings := pdf.get_warnings():
