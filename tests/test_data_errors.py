@@ -453,6 +453,25 @@ def test_load_yaml_raises_with_every_problem(tmp_path):
     assert [(p.line, p.code) for p in err.value.problems] == [(3, "KB041")]
 
 
+def test_a_schema_checked_once_is_still_reported_in_each_file_that_holds_it(tmp_path):
+    """A schema's check is kept by its text (each test's copy of the project
+    holds the same schemas): the same mistake in two files is reported at
+    each file, and an edited file is checked again."""
+    from kb.core import data as kb_data
+
+    bad = '{\n  "type": "object",\n  "properties": {"a": {"type": 5}}\n}\n'
+    paths = [tmp_path / "one.json", tmp_path / "two.json"]
+    for path in paths:
+        path.write_text(bad, encoding="utf-8")
+    for path in paths:
+        problems = kb_data.schema_file(path).problems
+        assert [(p.path, p.line, p.code) for p in problems] == [(path.resolve(), 3, "KB046")]
+    paths[1].write_text(bad.replace('"type": 5', '"type": "string"'), encoding="utf-8")
+    os.utime(paths[1], ns=(1, 1))  # another stamp, whatever the clock's resolution
+    loaded = kb_data.schema_file(paths[1])
+    assert loaded.problems == [] and loaded.data["properties"]["a"] == {"type": "string"}
+
+
 @pytest.mark.parametrize(
     "number", ["0x" + "f" * 5000, "0b" + "1" * 40, "-" + "9" * 40, "0" + "7" * 40, "1_000" * 10]
 )

@@ -162,6 +162,21 @@ def test_a_template_using_sphinx_filters_is_not_refused_by_the_check(root):
     assert code == 0 and "KB064" not in out, out[-3000:]
 
 
+@IN_PROCESS
+def test_a_template_edited_between_two_builds_of_one_process_is_compiled_again(root):
+    """Compiled templates are kept for the process (kb.guard.templates.COMPILED,
+    Jinja's bytecode cache): an edit to a template still reaches the next
+    build of the same process, as it would a new sphinx-build."""
+    include(root, "<p>模板第一版</p>")
+    code, out = build(root)
+    assert code == 0 and "模板第一版" in published(root), out[-3000:]
+    page = root / "_templates/page.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("模板第一版", "模板第二版"), encoding="utf-8")
+    code, out = build(root, options=("-E",))
+    text = published(root)
+    assert code == 0 and "模板第二版" in text and "模板第一版" not in text, out[-3000:]
+
+
 def test_a_number_too_long_for_python_is_a_warning_not_a_traceback(root):
     include(root, "{{ " + "1" * 5000 + " }}")
     assert_fails_at(root, "_templates/page.html:1: WARNING: KB064 the template cannot be read (ValueError")

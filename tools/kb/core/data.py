@@ -1139,57 +1139,60 @@ def _schema_file(path: Path, stamp) -> Loaded:
     text, problem = read_text(path)
     if problem:
         return Loaded(None, [problem])
+    schema, found, root = _schema_text(text)
+    return Loaded(schema, [Problem(path, line, code, message) for line, code, message in found], root)
+
+
+@functools.lru_cache(maxsize=32)
+def _schema_text(text: str) -> tuple[Any, list[tuple[int, str, str]], yaml.Node | None]:
+    """A schema file's text, checked: (schema or None, [(line, code, message)],
+    node tree). Keyed by the text, so that the same schema in another folder
+    (each test's copy of the project) is not checked against the meta-schema
+    again."""
     try:
         schema = json.loads(text)
     except json.JSONDecodeError as exc:
-        return Loaded(
-            None,
-            [Problem(path, exc.lineno, CODES["syntax"], f"not valid JSON: {exc.msg} (column {exc.colno})")],
-        )
+        return None, [(exc.lineno, CODES["syntax"], f"not valid JSON: {exc.msg} (column {exc.colno})")], None
     except RecursionError:
-        return Loaded(None, [Problem(path, 1, CODES["unsafe"], "JSON nested too deep; flatten it")])
+        return None, [(1, CODES["unsafe"], "JSON nested too deep; flatten it")], None
     try:  # JSON is YAML: its node tree gives lines, and finds keys given twice
         root = parse_yaml(text)[0]
     except YamlProblem as exc:
         if exc.kind in ("duplicate", "unsafe"):
-            return Loaded(None, [Problem(path, exc.line, CODES[exc.kind], exc.message)])
+            return None, [(exc.line, CODES[exc.kind], exc.message)], None
         root = None
     # jsonschema walks a schema recursively: a deep one would end in
     # RecursionError (parse_yaml caps the depth too, when the text is also YAML)
     if _depth(schema) > MAX_DEPTH:
-        return Loaded(
+        return (
             None,
-            [Problem(path, 1, CODES["unsafe"], f"JSON nested more than {MAX_DEPTH} levels deep; flatten it")],
+            [(1, CODES["unsafe"], f"JSON nested more than {MAX_DEPTH} levels deep; flatten it")],
+            None,
         )
     # before check_schema: it compiles every pattern
     unsafe = _unsafe_parts(schema)
     if unsafe:
-        return Loaded(
-            None, [Problem(path, line_of(root, where), code, msg) for where, code, msg in unsafe], root
-        )
+        return None, [(line_of(root, where), code, msg) for where, code, msg in unsafe], root
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        return Loaded(
+        where = _where(exc.absolute_path)
+        return (
             None,
             [
-                Problem(
-                    path,
+                (
                     line_of(root, exc.absolute_path),
                     CODES["meta"],
-                    f"not a valid JSON schema: {_where(exc.absolute_path)}{exc.message}",
+                    f"not a valid JSON schema: {where}{exc.message}",
                 )
             ],
+            None,
         )
     if isinstance(schema, dict):
         unresolved = _unresolved(schema)
         if unresolved:
-            return Loaded(
-                None,
-                [Problem(path, line_of(root, where), CODES["meta"], msg) for where, msg in unresolved],
-                root,
-            )
-    return Loaded(schema, [], root)
+            return None, [(line_of(root, where), CODES["meta"], msg) for where, msg in unresolved], root
+    return schema, [], root
 
 
 def schema_file(path: Path) -> Loaded:

@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, pass_context
+from jinja2 import BytecodeCache, TemplateSyntaxError, pass_context
 from jinja2 import nodes as jinja_nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
@@ -96,6 +96,34 @@ MAX_FAILED_PAGES = 5
 MAX_TEMPLATE_WARNINGS = 20
 
 
+class ProcessBytecodeCache(BytecodeCache):
+    """Compiled templates kept for the life of the process, with Jinja's
+    documented bytecode cache: a build after the first in one process (the
+    tests' hundreds of small builds, a forked -j writer) does not compile
+    furo's and Sphinx's templates again. Jinja keys an entry by the
+    template's name and file and checks it against a checksum of the source,
+    so an edited template is compiled again. Only ConfinedTemplates uses it,
+    and every one of its environments compiles alike (the same
+    intercepted_binops, set before the first template is loaded)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket) -> None:
+        code = self.entries.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket) -> None:
+        self.entries[bucket.key] = bucket.bytecode_to_string()
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+
+COMPILED = ProcessBytecodeCache()
+
+
 class ConfinedTemplates(BuiltinTemplateLoader):
     """Sphinx's template bridge; names that leave the template folders are refused."""
 
@@ -116,6 +144,7 @@ class ConfinedTemplates(BuiltinTemplateLoader):
         # before any template is compiled: the compiler reads it
         self.environment.intercepted_binops = frozenset({"*", "**"})
         self.environment.call_binop = bounded_binop
+        self.environment.bytecode_cache = COMPILED
         # Sphinx's template global warning(message, *args, **kwargs) hands its
         # arguments to logging: a template could pick a warning's location
         # (location="docs/x.md:7") or print a logging traceback ("%d", "x").
