@@ -141,46 +141,118 @@ def shared_context(browser):
     context.close()
 
 
+# What a test can change in a tab that a new page would not carry over: a
+# tab whose test called one of these is closed, not handed to the next test.
+TAB_STATE = (
+    "on",
+    "once",
+    "route",
+    "route_from_har",
+    "route_web_socket",
+    "add_init_script",
+    "add_locator_handler",
+    "expose_binding",
+    "expose_function",
+    "set_viewport_size",
+    "emulate_media",
+    "set_extra_http_headers",
+    "set_default_timeout",
+    "set_default_navigation_timeout",
+)
+
+
+class Tabs:
+    """The tabs of the ``page`` fixture: one tab of the shared context, handed
+    from test to test. A new tab costs Chromium a renderer (about 0.6 s of
+    CPU, three times a page load in an open tab); a tab handed on starts
+    like a new one: the site's storage, session storage, cookies and
+    permissions are cleared (``forget``), and a tab whose test changed
+    something else of it (a listener, a route, the viewport: TAB_STATE) is
+    closed instead."""
+
+    def __init__(self, context, server: str) -> None:
+        self.context, self.server, self.tab = context, server, None
+
+    def take(self):
+        if self.tab is None or self.tab.is_closed():  # closed by another Tabs of the context
+            self.tab = self._new()
+        tab, touched = self.tab, []
+        tab.console_errors, tab.foreign_requests = [], []
+        for name in TAB_STATE:
+            setattr(tab, name, _noting(getattr(tab, name), name, touched))
+        tab.kb_touched = touched
+        return tab
+
+    def give_back(self, tab) -> None:
+        for name in TAB_STATE:
+            delattr(tab, name)
+        keep = not tab.kb_touched and not tab.is_closed()
+        if keep:
+            tab.goto("about:blank")  # the test's page stops running
+        self.tab = tab if keep else None
+        forget(self.context, self.server, keep=self.tab)
+
+    def _new(self):
+        tab, server = self.context.new_page(), self.server
+        # errors, and the search page's warning that it fell back to a slower path
+        tab.on(
+            "console",
+            lambda m: (
+                (m.type == "error" or m.text.startswith("kb-search:"))
+                and tab.console_errors.append(f"{m.text} ({m.location.get('url', '')})")
+            ),
+        )
+        tab.on("pageerror", lambda e: tab.console_errors.append(str(e)))
+        tab.on(
+            "request",
+            lambda r: (
+                r.url.startswith(server) or r.url.startswith("data:") or tab.foreign_requests.append(r.url)
+            ),
+        )
+        return tab
+
+
+def _noting(method, name: str, touched: list):
+    def call(*args, **kwargs):
+        touched.append(name)
+        return method(*args, **kwargs)
+
+    return call
+
+
+@pytest.fixture(scope="session")
+def tabs(shared_context, server) -> Tabs:
+    return Tabs(shared_context, server)
+
+
 @pytest.fixture
-def page(shared_context, server):
-    """A fresh tab that records console errors and requests to other hosts.
+def page(tabs):
+    """A tab that starts as a new one would, and records console errors and
+    requests to other hosts (``page.console_errors``, ``page.foreign_requests``).
 
     It bypasses the pages' Content-Security-Policy so that tests can inject
     axe-core; tests/test_csp.py checks the pages under the policy. What a
     test leaves in the site's storage (the saved theme …) and its cookies
-    are cleared afterwards, so the next test starts as a new reader."""
-    context = shared_context
-    pg = context.new_page()
-    pg.console_errors = []
-    pg.foreign_requests = []
-    # errors, and the search page's warning that it fell back to a slower path
-    pg.on(
-        "console",
-        lambda m: (
-            (m.type == "error" or m.text.startswith("kb-search:"))
-            and pg.console_errors.append(f"{m.text} ({m.location.get('url', '')})")
-        ),
-    )
-    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
-    pg.on(
-        "request",
-        lambda r: r.url.startswith(server) or r.url.startswith("data:") or pg.foreign_requests.append(r.url),
-    )
-    yield pg
-    forget(context, server)
+    are cleared afterwards, so the next test starts as a new reader (Tabs)."""
+    tab = tabs.take()
+    yield tab
+    tabs.give_back(tab)
 
 
-def forget(context, server: str) -> None:
-    """Close the context's tabs and clear what they left for the site:
-    storage (Chromium's DevTools call Storage.clearDataForOrigin: local and
-    session storage, IndexedDB, service workers, caches), cookies and
-    permissions."""
-    tab = context.pages[0] if context.pages else context.new_page()
-    context.new_cdp_session(tab).send("Storage.clearDataForOrigin", {"origin": server, "storageTypes": "all"})
+def forget(context, server: str, keep=None) -> None:
+    """Close the context's tabs but `keep` and clear what they left for the
+    site: storage (Chromium's DevTools call Storage.clearDataForOrigin:
+    local and session storage, IndexedDB, service workers, caches), cookies
+    and permissions."""
+    tab = keep or (context.pages[0] if context.pages else context.new_page())
+    cdp = context.new_cdp_session(tab)
+    cdp.send("Storage.clearDataForOrigin", {"origin": server, "storageTypes": "all"})
+    cdp.detach()
     context.clear_cookies()
     context.clear_permissions()
     for tab in context.pages:
-        tab.close()
+        if tab is not keep:
+            tab.close()
 
 
 # Fixtures that build the whole site (or a copy of the repository, or a tiny
@@ -191,6 +263,7 @@ SLOW_FIXTURES = {
     "server",
     "browser",
     "page",
+    "tabs",
     "shared_context",
     "repo",
     "tiny_repo",

@@ -134,20 +134,39 @@ def test_phone_width_navigation_and_tables(browser, server):
     context.close()
 
 
-def test_a_tab_of_the_shared_context_starts_with_nothing_a_test_left(shared_context, server):
-    """The ``page`` fixture's tabs share one context (tests/conftest.py): a
-    theme saved, a cookie or session data left by one test is gone for the next."""
-    from conftest import forget
+def test_a_tab_handed_to_the_next_test_starts_with_nothing_a_test_left(shared_context, server):
+    """The ``page`` fixture hands one tab from test to test (tests/conftest.py,
+    Tabs): a theme saved, a cookie or session data left by one test is gone
+    for the next; a tab whose test added a listener, a route or a script, or
+    changed its viewport, is not handed on (a new tab is)."""
+    from conftest import Tabs
 
-    tab = shared_context.new_page()
+    tabs = Tabs(shared_context, server)
+    tab = tabs.take()
     tab.goto(f"{server}/index.html")
     tab.evaluate(
         "localStorage.setItem('theme', 'dark'); sessionStorage.setItem('x', '1'); document.cookie = 'y=1'"
     )
-    forget(shared_context, server)
-    assert shared_context.pages == []
-    tab = shared_context.new_page()
-    tab.goto(f"{server}/index.html")
-    assert tab.evaluate("[localStorage.length, sessionStorage.length, document.cookie]") == [0, 0, ""]
-    assert tab.evaluate("document.body.dataset.theme") == "auto"
-    forget(shared_context, server)
+    tab.console_errors.append("an error of this test")
+    shared_context.new_page()  # a tab the test opened
+    tabs.give_back(tab)
+    assert shared_context.pages == [tab]
+    again = tabs.take()
+    assert again is tab and again.console_errors == []
+    again.goto(f"{server}/index.html")
+    assert again.evaluate("[localStorage.length, sessionStorage.length, document.cookie]") == [0, 0, ""]
+    assert again.evaluate("document.body.dataset.theme") == "auto"
+    for change in (
+        lambda t: t.on("console", lambda message: None),
+        lambda t: t.route("**/*.css", lambda route: route.abort()),
+        lambda t: t.add_init_script("window.x = 1"),
+        lambda t: t.set_viewport_size({"width": 300, "height": 300}),
+        lambda t: t.emulate_media(color_scheme="dark"),
+    ):
+        tab = tabs.take()
+        tab.goto(f"{server}/index.html")
+        change(tab)
+        tabs.give_back(tab)
+        assert tab.is_closed() and shared_context.pages == []
+        assert tabs.take() is not tab
+        tabs.give_back(tabs.tab)
