@@ -194,3 +194,20 @@ def test_formatting_elements_closed_by_another_end_tag_are_named():
     ):
         reopened = []
         assert kb_pagefind.nesting(html, reopened) is None and reopened == [], html
+
+
+def test_the_binary_run_is_the_one_pagefind_s_own_command_runs():
+    """kb.search.pagefind runs Pagefind's binary without its node script
+    (command()); the script, asked with --verbose, names the same binary.
+    This fails when Pagefind moves its binaries or picks another one."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run(
+        [str(kb_pagefind.binary(root)), "--verbose", "--version"], capture_output=True, text=True, check=True
+    )
+    named = [
+        line.rsplit(" at ", 1)[1] for line in run.stdout.splitlines() if "Running the executable at" in line
+    ]
+    assert named == [str(kb_pagefind.command(root))], run.stdout
+    assert kb_pagefind.command(root) != kb_pagefind.binary(root)

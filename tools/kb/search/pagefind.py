@@ -27,6 +27,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import platform
 import re
 import shutil
 import stat
@@ -216,7 +217,32 @@ def failure_file(site: Path) -> Path:
 
 
 def binary(confdir: Path) -> Path:
+    """The ``pagefind`` command npm installs: whether Pagefind is installed."""
     return confdir / "node_modules" / ".bin" / "pagefind"
+
+
+# Node's names (os.arch()) of the machines Pagefind ships binaries for.
+_NODE_ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
+
+
+def command(confdir: Path) -> Path:
+    """What to run to index: the binary that ``pagefind``, a node script,
+    would run (node_modules/pagefind/lib/resolveBinary.js: pagefind_extended,
+    which segments Chinese, from @pagefind/<platform>-<arch>), so that a run
+    does not start node first (0.15 s of CPU); the script itself when the
+    binary is not there or the script would pick another one (its
+    environment variables). tests/test_pagefind_runs.py fails when the two
+    disagree (the script's --verbose names the binary it runs)."""
+    wrapper = binary(confdir)
+    chosen = {"PAGEFIND_EXTENDED_BINARY_PATH", "PAGEFIND_BINARY_PATH", "npm_config_arch"} & set(os.environ)
+    arch = _NODE_ARCH.get(platform.machine().lower())
+    if chosen or arch is None or sys.platform not in ("linux", "darwin"):
+        return wrapper
+    folder = confdir / "node_modules" / "@pagefind" / f"{sys.platform}-{arch}" / "bin"
+    for name in ("pagefind_extended", "pagefind"):
+        if (folder / name).is_file() and os.access(folder / name, os.X_OK):
+            return folder / name
+    return wrapper
 
 
 def inputs(confdir: Path) -> str:
@@ -318,7 +344,7 @@ def index(site: Path, confdir: Path, held: bool = False) -> str | None:
             return deep
         try:
             proc = subprocess.run(
-                [str(binary(confdir)), "--site", str(site), "--output-path", str(new), "--silent"],
+                [str(command(confdir)), "--site", str(site), "--output-path", str(new), "--silent"],
                 cwd=confdir,
                 capture_output=True,
                 text=True,
