@@ -29,11 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kb.core.log import getLogger, plain
-from kb.guard.silent_loss import BuildStopped
-from kb.guard.untrusted import shown
-
-logger = getLogger(__name__)
+# make runs this module on every `make html` (main), before Sphinx: what
+# only a found problem or a Sphinx build needs is imported there (kb.guard.untrusted
+# and its imports take 0.3 s)
 
 MESSAGE = (
     "KB059 a file of the build folder is committed to the repository, and the "
@@ -106,22 +104,31 @@ def committed(folder: Path, start: Path) -> tuple[list[Path], str | None]:
     return found, None
 
 
+def _shown(path: Path) -> str:
+    from kb.guard.untrusted import shown
+
+    return shown(path)
+
+
 def problems(folders: list[Path], start: Path) -> list[tuple[str, str]]:
     """(location, message) for each committed file and each folder git could not list."""
     found: dict[str, str] = {}
     for folder in folders:
         files, why = committed(folder, start)
         if why is not None:
-            found.setdefault(f"{shown(folder)}:1", NO_GIT.format(why=why))
+            found.setdefault(f"{_shown(folder)}:1", NO_GIT.format(why=why))
         for path in files:
-            found.setdefault(f"{shown(path)}:1", MESSAGE)
+            found.setdefault(f"{_shown(path)}:1", MESSAGE)
     return list(found.items())
 
 
 def on_config_inited(app, config) -> None:
+    from kb.core.log import getLogger
+    from kb.guard.silent_loss import BuildStopped
+
     found = problems([Path(app.outdir), Path(app.doctreedir)], Path(app.confdir))
     for location, message in found:
-        logger.warning(message, location=location, type="kb", subtype="committed-build")
+        getLogger(__name__).warning(message, location=location, type="kb", subtype="committed-build")
     if found:
         raise BuildStopped
 
@@ -130,6 +137,8 @@ def main(argv: list[str]) -> int:
     """``python -P -m kb.guard.committed_build FOLDER…``: the same check, for
     make, run from the checkout."""
     found = problems([Path(f) for f in argv], Path.cwd())
+    if found:
+        from kb.core.log import plain
     for location, message in found[:MAX_SHOWN]:
         print(plain(f"{location}: {message}"), file=sys.stderr)
     if len(found) > MAX_SHOWN:
