@@ -39,9 +39,33 @@ def _tags(app) -> dict[str, str]:
 
 
 def related_all(env) -> dict[str, list[str]]:
-    """For every article, the RELATED articles sharing most tags (then guide, then order)."""
+    """For every article, the RELATED articles sharing most tags (then guide, then order).
+
+    They depend on the articles' tags and guides and the reading order, not
+    on titles: the lists are kept in the environment with those, and a build
+    where none of them changed (a title edit) does not rank every article
+    again (0.6 s at 1,000 articles)."""
     pages = documents(env, "pages")
-    pos = {doc: i for i, doc in enumerate(reading_order(env))}
+    order = reading_order(env)
+    made_of = (  # copies: the environment's lists may change in place
+        tuple(order),
+        tuple(
+            sorted(
+                (d, tuple(m.get("tags", [])), m["guide"], tuple(m.get("also_in", [])))
+                for d, m in pages.items()
+            )
+        ),
+    )
+    kept = site(env).get("related_of")
+    if kept is not None and kept[0] == made_of:
+        return kept[1]
+    out = _rank_related(pages, order)
+    site(env)["related_of"] = (made_of, out)
+    return out
+
+
+def _rank_related(pages: dict[str, dict], order: list[str]) -> dict[str, list[str]]:
+    pos = {doc: i for i, doc in enumerate(order)}
     by_tag: dict[str, list[str]] = {}
     for doc, meta in pages.items():
         for tag in meta.get("tags", []):
