@@ -275,6 +275,18 @@ SLOW_FIXTURES = {
 }
 
 
+def pytest_configure(config) -> None:
+    """The kb package compiled once, before any test: where Python writes no
+    bytecode (PYTHONDONTWRITEBYTECODE, set on this machine and in many CI
+    images), every sphinx-build and `make` the tests start would compile it
+    again, 0.6 s of CPU a process. The copies of the repository the tests
+    build take the compiled files along (mtimes kept, so Python uses them)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        import compileall
+
+        compileall.compile_dir(str(ROOT / "tools"), quiet=1)
+
+
 def pytest_collection_modifyitems(items) -> None:
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):

@@ -86,7 +86,7 @@ def copy_repo(dest: Path) -> Path:
         if not src.exists():
             continue
         (shutil.copytree if src.is_dir() else shutil.copy2)(
-            src, dest / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {})
+            src, dest / name, **({"ignore": shutil.ignore_patterns("*.pyc.*")} if src.is_dir() else {})
         )
     (dest / "node_modules").symlink_to(ROOT / "node_modules")
     return dest

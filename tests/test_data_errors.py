@@ -96,7 +96,7 @@ def tiny_project(root: Path) -> Path:
     for name in BUILD_INPUTS:
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(
-            src, root / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {})
+            src, root / name, **({"ignore": shutil.ignore_patterns("*.pyc.*")} if src.is_dir() else {})
         )
     (root / "node_modules").symlink_to(ROOT / "node_modules")
     pages = {
