@@ -60,14 +60,17 @@ dev-venv: venv $(BIN)/.installed-dev ## add what the preview, lint and fast test
 
 snippets-venv: dev-venv $(BIN)/.installed-snippets ## add what the code samples need (torch, CPU build)
 
-# A Chinese font too: without one, chromium draws every Chinese character as
-# a box (the screenshots, and the layout the browser tests measure).
-BROWSER_PACKAGES := chromium fonts-wqy-microhei
+# The fonts too: without a Chinese one, chromium draws every Chinese character
+# as a box (the screenshots, and the layout the browser tests measure); and
+# the committed diagram SVGs are drawn with these (the books' fonts, which CI
+# installs), so `render_diagrams.py --verify` draws the same bytes.
+BROWSER_PACKAGES := chromium fonts-noto-cjk fonts-texgyre fonts-dejavu-core fonts-symbola
 
-browser: ## make sure Debian's chromium and a Chinese font are there for the browser tests
-	@{ test -x $(CHROMIUM) && fc-list :lang=zh | grep -q .; } || { \
+browser: ## make sure Debian's chromium and the fonts are there for the browser tests
+	@{ test -x $(CHROMIUM) && fc-list | grep -q 'Noto Sans CJK SC' && fc-list | grep -q 'DejaVu Sans' \
+	  && fc-list | grep -q Symbola && fc-list | grep -q 'TeX Gyre'; } || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PACKAGES); \
-	  else echo "browser tests need $(CHROMIUM) and a Chinese font: sudo apt-get install $(BROWSER_PACKAGES)" >&2; exit 1; fi; }
+	  else echo "browser tests need $(CHROMIUM) and the diagrams' fonts: sudo apt-get install $(BROWSER_PACKAGES)" >&2; exit 1; fi; }
 
 # What the site is built from. Folders count too: removing or renaming a file
 # changes its folder's time, and that is a change to build. (make -B html
