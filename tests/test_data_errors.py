@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import shutil
 import subprocess
@@ -655,89 +654,3 @@ def test_a_copied_data_file_is_checked_once_and_each_copy_gets_its_own_problems(
     again = kb_data.read_yaml(copies[1], schema)
     assert [(p.location(), p.code) for p in again.problems] == [(f"{copies[1].resolve()}:10", "KB043")]
     assert again.problems[0].message.startswith("at [1].aliases: 'AMP' is not of type 'array'")
-
-
-def test_what_jsonschema_found_is_kept_between_builds_and_found_again_when_anything_changes(
-    tmp_path, monkeypatch
-):
-    """A build keeps what jsonschema found in each data file in its doctree
-    folder (kb.core.data.SchemaChecks): the next build (another process)
-    does not validate an unchanged file again, and gets the same problems.
-    A changed text, schema or floor schema is validated again; so is
-    everything, when the kept file is not what the build wrote."""
-    from kb.core import data as kb_data
-
-    folder = tmp_path / "doctrees"
-    data = tmp_path / "data" / "glossary.yaml"
-    data.parent.mkdir()
-    data.write_text(GLOSSARY.replace("  def: 低精度训练。\n", ""), encoding="utf-8")
-    schema = tmp_path / "data" / "glossary.schema.json"
-    shutil.copy(kb_data.schema_path(ROOT / "data", "glossary.schema.json"), schema)
-    validated = []
-    real = kb_data.schema_problems
-
-    def counted(*args, **kwargs):
-        validated.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(kb_data, "schema_problems", counted)
-
-    def build():
-        """What a new build process sees: nothing in memory, the folder on disk."""
-        monkeypatch.setattr(kb_data, "_CHECKED", {})
-        kb_data._read_yaml.cache_clear()
-        checks = kb_data.SchemaChecks()
-        checks.use(folder)
-        monkeypatch.setattr(kb_data, "SCHEMA_CHECKS", checks)
-        validated.clear()
-        found = kb_data.read_yaml(data, schema).problems
-        return [(p.line, p.code, p.message, p.entry) for p in found], len(validated)
-
-    first, runs = build()
-    assert runs and [(line, code) for line, code, _m, _e in first] == [(7, "KB043")]
-    assert (folder / kb_data.SchemaChecks.FILE).is_file()
-    assert build() == (first, 0)  # kept: not validated again
-
-    # the data file changed
-    data.write_text(GLOSSARY + "  aliases: AMP\n", encoding="utf-8")
-    changed, runs = build()
-    assert runs and [(line, code) for line, code, _m, _e in changed] == [(10, "KB043")]
-    assert build() == (changed, 0)
-    # the schema changed: the same text is validated again, and passes
-    loosened = schema.read_text(encoding="utf-8").replace('"type": "array"', '"type": ["array", "string"]')
-    assert loosened != schema.read_text(encoding="utf-8")
-    schema.write_text(loosened, encoding="utf-8")
-    os.utime(schema, ns=(1, 1))
-    passes, runs = build()
-    assert runs
-    # the floor (the shape the code needs) changed: validated again, and refused
-    monkeypatch.setattr(kb_data, "floor_schema", lambda name: {"type": "object"})
-    floored, runs = build()
-    assert runs and floored and floored != passes
-    # the kept file is not what the build wrote: ignored, never a traceback
-    kept = folder / kb_data.SchemaChecks.FILE
-    kept.unlink()
-    assert build()[0] == floored
-    [name] = json.loads(kept.read_text(encoding="utf-8"))  # this text's entry, alone
-    wrong = ([[1, "KB043"]], [[True, "KB043", "m", None]], [[1, "KB043", "m", "0"]], "none", [None])
-    for junk in ("not json", "\udcff", "[1, 2]", *(json.dumps({name: shape}) for shape in wrong)):
-        kept.write_text(junk, encoding="utf-8", errors="surrogateescape")
-        found, runs = build()
-        assert found == floored and runs, junk
-
-
-def test_the_next_build_reports_a_data_problem_from_what_the_last_one_kept(tiny, monkeypatch):
-    """The build keeps what jsonschema found in its own doctree folder: a
-    build of the unchanged project in a new process reports the same
-    problem, at the same line, without validating the file again."""
-    from kb.core import data as kb_data
-
-    text, message = GLOSSARY_CASES["no-def"]
-    write(tiny, "data/glossary.yaml", text)
-    assert_fails_at(tiny, message)
-    assert (tiny / "_build" / "html" / ".doctrees" / kb_data.SchemaChecks.FILE).is_file()
-    # a new process: nothing validated in memory, and no validation at all
-    monkeypatch.setattr(kb_data, "_CHECKED", {})
-    kb_data._read_yaml.cache_clear()
-    monkeypatch.setattr(kb_data, "schema_problems", lambda *args, **kwargs: pytest.fail("validated again"))
-    assert_fails_at(tiny, message)

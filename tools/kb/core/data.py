@@ -43,7 +43,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import importlib.metadata
 import json
 import math
 import os
@@ -540,10 +539,6 @@ def floor_schema(name: str) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def jsonschema_version() -> str:
-    return importlib.metadata.version("jsonschema")
-
-
 # The same text checked against the same schema gives the same data and
 # problems wherever the file lies: a process that builds several projects
 # (the tests' tiny copies of the repository) parses and validates a copied
@@ -562,119 +557,22 @@ def _checked(text: str, schema: Loaded | None, schema_key) -> tuple[Any, yaml.No
         except YamlProblem as exc:
             value = (None, None, [(exc.line, CODES[exc.kind], exc.message, None)])
         else:
-            found = SCHEMA_CHECKS.get(key)
-            if found is None:
-                found = _schema_checked(data, root, schema, schema_key)
-                SCHEMA_CHECKS.put(key, found)
-            value = (data, root, found)
+            found = schema_problems(Path(), data, root, schema.data) if schema is not None else []
+            floor = floor_schema(schema_key[0]) if schema_key else None
+            if not found and floor is not None:
+                found = [
+                    dataclasses.replace(
+                        p,
+                        message=f"{p.message}; the build needs this shape, "
+                        f"whatever data/schemas/{schema_key[0]} says",
+                    )
+                    for p in schema_problems(Path(), data, root, floor)
+                ]
+            value = (data, root, [(p.line, p.code, p.message, p.entry) for p in found])
         while len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.pop(next(iter(_CHECKED)))
         _CHECKED[key] = value
     return _CHECKED[key]
-
-
-def _schema_checked(data: Any, root, schema: Loaded | None, schema_key) -> list[tuple]:
-    """The problems jsonschema finds, against the schema file and then the floor."""
-    found = schema_problems(Path(), data, root, schema.data) if schema is not None else []
-    floor = floor_schema(schema_key[0]) if schema_key else None
-    if not found and floor is not None:
-        found = [
-            dataclasses.replace(
-                p,
-                message=f"{p.message}; the build needs this shape, whatever data/schemas/{schema_key[0]} says",
-            )
-            for p in schema_problems(Path(), data, root, floor)
-        ]
-    return [(p.line, p.code, p.message, p.entry) for p in found]
-
-
-class SchemaChecks:
-    """What jsonschema found in each data file, kept between builds.
-
-    Validating the claims register alone takes a sixth of a second, in every
-    build, however small the edit (a title edit at 1,000 articles is 5 s).
-    The same text against the same schema gives the same problems, so they
-    are kept, as JSON, in the build's doctree folder (``folder``, set by
-    :func:`setup`; a process that builds no project keeps nothing). An entry
-    is keyed by the digests of the text, of the schema file, of the floor
-    schema and of this module's own source, and by jsonschema's version: any
-    change to any of them checks the file again. The folder is the build's
-    own, like Sphinx's pickled environment beside it (never committed:
-    ``kb.guard.committed_build``). A file there that is not what this class
-    wrote is ignored, and replaced."""
-
-    FILE = "kb-data-checked.json"
-    MAX = 256
-
-    def __init__(self) -> None:
-        self.folder: Path | None = None
-        self._entries: dict[str, list[tuple]] | None = None
-
-    def use(self, folder: Path | None) -> None:
-        self.folder, self._entries = folder, None
-
-    @functools.cached_property
-    def _salt(self) -> str:
-        code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-        return f"{code}:{jsonschema_version()}"
-
-    def _name(self, key: tuple) -> str:
-        text_digest, schema_key = key
-        floor = json.dumps(floor_schema(schema_key[0]) if schema_key else None, sort_keys=True)
-        parts = [
-            self._salt,
-            text_digest.hex(),
-            schema_key[0] if schema_key else "",
-            schema_key[1].hex() if schema_key else "",
-            hashlib.sha256(floor.encode()).hexdigest(),
-        ]
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
-
-    def _load(self) -> dict[str, list[tuple]]:
-        if self._entries is None:
-            self._entries = {}
-            try:
-                stored = json.loads((self.folder / self.FILE).read_text(encoding="utf-8"))
-            except (OSError, ValueError, TypeError):
-                stored = None
-            if isinstance(stored, dict):
-                for name, found in stored.items():
-                    if isinstance(found, list) and all(_stored_problem(p) for p in found):
-                        self._entries[name] = [tuple(p) for p in found]
-        return self._entries
-
-    def get(self, key: tuple) -> list[tuple] | None:
-        if self.folder is None:
-            return None
-        return self._load().get(self._name(key))
-
-    def put(self, key: tuple, found: list[tuple]) -> None:
-        if self.folder is None:
-            return
-        entries = self._load()
-        entries[self._name(key)] = found
-        while len(entries) > self.MAX:
-            entries.pop(next(iter(entries)))
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            part = self.folder / f"{self.FILE}.{os.getpid()}"
-            part.write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
-            os.replace(part, self.folder / self.FILE)
-        except OSError:
-            pass  # kept for this process only; the next build checks again
-
-
-def _stored_problem(p: Any) -> bool:
-    return (
-        isinstance(p, list)
-        and len(p) == 4
-        and type(p[0]) is int
-        and all(isinstance(x, str) for x in p[1:3])
-        and (p[3] is None or type(p[3]) is int)
-    )
-
-
-SCHEMA_CHECKS = SchemaChecks()
 
 
 def _nonblocking(path, flags: int) -> int:
@@ -1385,6 +1283,5 @@ def check_data(app, config) -> None:
 def setup(app) -> dict[str, Any]:
     # where the data files are; conf.py sets it to the repository's data/
     app.add_config_value("kb_data_dir", "data", "env", types=[str])
-    SCHEMA_CHECKS.use(Path(app.doctreedir))
     app.connect("config-inited", check_data)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
