@@ -137,13 +137,15 @@ def main(argv: list[str]) -> int:
     """``python -P -m kb.guard.committed_build FOLDER…``: the same check, for
     make, run from the checkout."""
     found = problems([Path(f) for f in argv], Path.cwd())
-    if found:
-        from kb.core.log import plain
+    if not found:
+        return 0
+    from kb.core.log import plain
+
     for location, message in found[:MAX_SHOWN]:
         print(plain(f"{location}: {message}"), file=sys.stderr)
     if len(found) > MAX_SHOWN:
         print(f"… and {len(found) - MAX_SHOWN:,} more files like those above", file=sys.stderr)
-    return 2 if found else 0
+    return 2
 
 
 # Lines main() prints at most: a pull request may commit any number of files.
