@@ -162,6 +162,20 @@ def test_llms_full_txt_is_written_again_only_when_what_it_holds_changed(tmp_path
     assert full.read_text(encoding="utf-8") == edited
 
 
+def test_a_carriage_return_in_an_article_reaches_llms_full_txt_as_a_line_end(tmp_path):
+    """An entity can put a CR in a page's text (&#13;); llms-full.txt, made
+    from each article's cached Markdown, has LF line ends only."""
+    root = make_small_site(tmp_path / "kb")
+    article = root / "docs/training/x.md"
+    article.write_text(
+        article.read_text(encoding="utf-8").replace(ARTICLE_TEXT, ARTICLE_TEXT + "回车&#13;之后。"),
+        encoding="utf-8",
+    )
+    assert (built := build(root, "html"))[0] == 0, built[1][-3000:]
+    full = (root / "_build/html/llms-full.txt").read_bytes()
+    assert "回车\n之后。".encode() in full and b"\r" not in full
+
+
 # -- 404 under /zh-cn/latest/ ----------------------------------------------------------------
 
 

@@ -276,10 +276,10 @@ def llms_txt(app) -> str:
 def write_llms_full_txt(app, path: Path) -> None:
     """Every article's Markdown, in reading order, after the site's title.
 
-    Written as bytes, one article's file after another: at 1,000 articles the
-    file is 27 MB, and writing it as one ``str`` through a text file took
-    0.3 s of an edit build, against 0.05 s for the bytes (the article files
-    are UTF-8 already)."""
+    Written as bytes, one article's file after another (they are UTF-8
+    already): at 1,000 articles the file is 27 MB, and decoding every file
+    and joining them into one ``str`` took about 0.1 s of every edit build.
+    Line ends become LF, as reading the files as text made them."""
     env = app.env
     pages = documents(env, "pages")
     head = [f"# {app.config.html_title or app.config.project}\n"]
@@ -294,7 +294,7 @@ def write_llms_full_txt(app, path: Path) -> None:
                 logger.warning("no Markdown of %s for llms-full.txt", doc, type="kb", subtype="llms")
                 continue
             out.write(f"\n---\n\n{_('原文地址')}：{_page_url(app, doc)}\n\n".encode())
-            out.write(cached.read_bytes())
+            out.write(cached.read_bytes().replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
 
 
 def full_inputs(app) -> str:
