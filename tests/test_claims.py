@@ -351,3 +351,17 @@ def test_the_sources_list_holds_what_the_notes_cite_with_their_date(site):
         assert re.search(r"（\d{4}-\d{2}-\d{2} 查阅）", sources), doc
         checked += len(cited)
     assert checked > 20  # the notes cite their sources
+
+
+def test_a_claim_is_found_in_a_table_row_as_the_whole_row_or_as_text_of_a_cell():
+    """What dates a table (its 数据截至 line): a claim written as a printed row
+    (``| … | … |``) matches a row holding each of its cells; any other claim
+    matches a row with a cell that contains it. Both read as a reader does
+    (no emphasis marks, one space)."""
+    _in_row = kb_claims._in_row
+    cells = ["H100 SXM", "80 GB", "约 2.5 元/小时"]
+    assert _in_row("| H100 SXM | **80 GB** |", cells)
+    assert not _in_row("| H100 SXM | 94 GB |", cells)
+    assert _in_row("2.5  元/小时", cells)
+    assert _in_row("**2.5** 元", cells)
+    assert not _in_row("3.5 元/小时", cells)

@@ -289,24 +289,26 @@ def _cells(claim: str) -> list[str]:
     return [plain(c) for c in claim.strip().strip("|").split("|") if plain(c)]
 
 
-def _in_row(claim: str, row: nodes.row) -> bool:
-    """Whether a claim (a whole row as printed, or text of one cell) is in a table row."""
-    cells = [plain(entry.astext()) for entry in row.findall(nodes.entry)]
-    wanted = _cells(claim)
+def _in_row(claim: str, cells: list[str]) -> bool:
+    """Whether a claim (a whole row as printed, or text of one cell) is in a
+    table row (``cells``: its cells' plain text)."""
     if claim.strip().startswith("|"):
-        return all(c in cells for c in wanted)
-    return any(plain(claim) in cell for cell in cells)
+        return all(c in cells for c in _cells(claim))
+    wanted = plain(claim)
+    return any(wanted in cell for cell in cells)
 
 
 def _table_dates(table: nodes.table, entries: list[dict]) -> list[str]:
     """The as-of dates of the price and spec claims in a table, oldest first
     (``undated`` last)."""
-    rows = list(table.findall(nodes.row))
+    rows = [[plain(entry.astext()) for entry in row.findall(nodes.entry)] for row in table.findall(nodes.row)]
     return sorted(
         {
             e["as_of"]
             for e in entries
-            if e.get("as_of") and e["kind"] in DATED_KINDS and any(_in_row(e["claim"], row) for row in rows)
+            if e.get("as_of")
+            and e["kind"] in DATED_KINDS
+            and any(_in_row(e["claim"], cells) for cells in rows)
         },
         key=lambda d: (d == UNDATED, d),
     )
