@@ -11,6 +11,7 @@ import io
 import re
 
 import pytest
+from one_build import register
 from test_data_errors import ARTICLE, INDEX, build, tiny_project, write
 
 NOTES = """
@@ -118,12 +119,32 @@ def test_errata_groups_by_verdict_and_article_with_whole_sentences(built):
     assert 'href="https://github.com/51suanli/kb/issues/new?template=erratum.yml"' in html
 
 
-def test_the_list_is_written_as_the_html_writer_writes_it_as_nodes(built):
+# what no page can hold today (a page name or an anchor with markup
+# characters, white space in a link), for the test below
+HOSTILE_GROUPS = [
+    (
+        "更正 <b>&\"@'",
+        [
+            (
+                '页 </strong><script>x</script> "a" @',
+                [
+                    ("p<&>\"'@.html#a b\n\tc\rd", '</a><img src=x onerror="y"> & @', '（"q" · <i> · 1）'),
+                    ("", "", ""),
+                ],
+            )
+        ],
+    )
+]
+
+
+@pytest.mark.parametrize("builder", ["html", "dirhtml", "epub"])
+def test_the_list_is_written_as_the_html_writer_writes_it_as_nodes(built, tmp_path, builder):
     """The 勘误 page's list is written as one string (notes.visit_notes_html,
-    for speed): byte for byte what the HTML writer makes of the same list as
-    docutils nodes (notes.as_nodes, what other builders get), markup
-    characters in titles, verdicts and sections included. Fails when a
-    docutils or Sphinx upgrade changes how lists, links or rubrics are written."""
+    for speed): byte for byte what each HTML builder's writer makes of the
+    same list as docutils nodes (notes.as_nodes, what other builders get):
+    the list of the built page, and one with markup characters and white
+    space in every field, the link included. Fails when a docutils or Sphinx
+    upgrade changes how lists, links or rubrics are written, or escaped."""
     from kb.editorial import notes
     from sphinx.application import Sphinx
     from sphinx.util.docutils import docutils_namespace
@@ -133,21 +154,32 @@ def test_the_list_is_written_as_the_html_writer_writes_it_as_nodes(built):
     # docutils_namespace: the nodes and directives the app registers go when it
     # is done, as after sphinx-build's own run (later builds in this process)
     with contextlib.chdir(root), docutils_namespace():
-        app = Sphinx(root / "docs", root, built, built / ".doctrees", "html", status=log, warning=log)
-        doctree = app.env.get_and_resolve_doctree("errata", app.builder, tags=app.tags)
-    [node] = doctree.findall(notes.editor_notes_html)
-    groups = node["groups"]
-    assert sum(len(items) for _h, pages in groups for _t, items in pages) == 4
-    assert any(
-        "&" in title or "<" in meta for _h, pages in groups for title, items in pages for *_, meta in items
-    )
-    written = app.builder.render_partial(node)["fragment"]
-    as_nodes = "".join(app.builder.render_partial(n)["fragment"] for n in notes.as_nodes(groups))
+        if builder == "html":  # the built page's environment
+            app = Sphinx(root / "docs", root, built, built / ".doctrees", builder, status=log, warning=log)
+        else:
+            app = Sphinx(
+                root / "docs", root, tmp_path / "out", tmp_path / "d", builder, status=log, warning=log
+            )
+        html = app.builder.render_partial
+
+        def both(groups):
+            written = html(notes.editor_notes_html(groups=groups))["fragment"]
+            return written, "".join(html(n)["fragment"] for n in notes.as_nodes(groups))
+
+        if builder == "html":
+            doctree = app.env.get_and_resolve_doctree("errata", app.builder, tags=app.tags)
+            [node] = doctree.findall(notes.editor_notes_html)
+            groups = node["groups"]
+            assert sum(len(items) for _h, pages in groups for _t, items in pages) == 4
+            written, as_nodes = both(groups)
+            assert written == as_nodes
+            assert "标记 &amp; &lt;符号&gt; &#64;" in written  # escaped by the writer's own encode
+            assert "小节 &quot;引号&quot; &amp; &lt;b&gt;" in written
+            assert written in (built / "errata.html").read_text(encoding="utf-8")
+        written, as_nodes = both(HOSTILE_GROUPS)
     assert written == as_nodes
-    assert "标记 &amp; &lt;符号&gt; &#64;" in written  # escaped by the writer's own encode
-    assert "小节 &quot;引号&quot; &amp; &lt;b&gt;" in written
-    page = (built / "errata.html").read_text(encoding="utf-8")
-    assert written in page
+    assert 'href="p&lt;&amp;&gt;&quot;\'&#64;.html#a b  c d"' in written, written
+    assert "<script>" not in written and "<img" not in written and "<i>" not in written
 
 
 def test_a_ref_to_a_note_shows_its_verdict_not_its_label(built):
@@ -164,3 +196,36 @@ def test_the_guide_summaries_show_verdicts_not_labels(site):
         shown = _text(article)
         assert not re.search(r"note-[a-z0-9]", shown), (guide, re.findall(r".{20}note-[a-z0-9-]+", shown))
         assert "编者注：" in shown, guide
+
+
+# labels that docutils' make_id empties (no anchor) or makes equal (one anchor)
+BAD_LABELS = ("编者注甲", "note-甲", "note-乙", "Note_X")
+
+
+def _bad_labels(repo, at) -> tuple[str, list[int]]:
+    page = repo / at.article()
+    text = page.read_text(encoding="utf-8").rstrip("\n") + "\n"
+    lines = []
+    for label in BAD_LABELS:
+        text += "\n"
+        lines.append(text.count("\n") + 1)
+        text += f":::{{editor-note}}\n:label: {label}\n:kind: fact\n:date: 2026-12-01\n**原文有误。**\n:::\n"
+    page.write_text(text, encoding="utf-8")
+    return at.article(), lines
+
+
+# an article of its own in the build of the group "pages" (tests/one_build.py)
+register("pages", "errata", {"bad-labels": _bad_labels})
+
+
+def test_a_note_label_that_is_not_ascii_kebab_case_fails_at_its_note(one_build):
+    """A label is the note's anchor: one docutils would empty or share with
+    another note is refused at the note's line (KB022), each one."""
+    r = one_build("pages")["errata/bad-labels"]
+    (page, lines), out = r.value, r.out
+    assert r.run.proc.returncode != 0, out[-3000:]
+    for label, line in zip(BAD_LABELS, lines, strict=True):
+        assert f"{page}:{line}: WARNING: KB022 编者注 :label: {label!r} is not ASCII kebab-case" in out, out[
+            -3000:
+        ]
+    assert "Traceback" not in out, out[-3000:]
