@@ -198,34 +198,52 @@ def test_the_guide_summaries_show_verdicts_not_labels(site):
         assert "编者注：" in shown, guide
 
 
-# labels that docutils' make_id empties (no anchor) or makes equal (one anchor)
-BAD_LABELS = ("编者注甲", "note-甲", "note-乙", "Note_X")
+# notes a build refuses, each at its own line: labels that docutils'
+# make_id empties (no anchor) or makes equal (one anchor), an empty note,
+# and notes without a kind or a date, or with one of another form
+BAD_NOTES = {
+    "编者注甲": ("fact", "2026-12-01", "KB022 编者注 :label: '编者注甲' is not ASCII kebab-case"),
+    "note-甲": ("fact", "2026-12-01", "KB022 编者注 :label: 'note-甲' is not ASCII kebab-case"),
+    "note-乙": ("fact", "2026-12-01", "KB022 编者注 :label: 'note-乙' is not ASCII kebab-case"),
+    "Note_X": ("fact", "2026-12-01", "KB022 编者注 :label: 'Note_X' is not ASCII kebab-case"),
+    "note-no-kind": (None, "2026-12-01", "KB021 编者注 needs :kind: (one of code, figure,"),
+    "note-no-date": ("fact", None, "KB021 编者注 needs :kind:"),
+    "note-bad-date": ("fact", "2026-12", "KB021 编者注 needs :kind:"),
+    "note-bad-kind": ("typo", "2026-12-01", "KB021 编者注 needs :kind:"),
+    "note-empty": ("fact", "2026-12-01", "KB020 empty 编者注: say what is wrong"),
+}
 
 
-def _bad_labels(repo, at) -> tuple[str, list[int]]:
+def _bad_notes(repo, at) -> tuple[str, dict[str, int]]:
     page = repo / at.article()
     text = page.read_text(encoding="utf-8").rstrip("\n") + "\n"
-    lines = []
-    for label in BAD_LABELS:
+    lines = {}
+    for label, (kind, date, _message) in BAD_NOTES.items():
         text += "\n"
-        lines.append(text.count("\n") + 1)
-        text += f":::{{editor-note}}\n:label: {label}\n:kind: fact\n:date: 2026-12-01\n**原文有误。**\n:::\n"
+        lines[label] = text.count("\n") + 1
+        text += f":::{{editor-note}}\n:label: {label}\n"
+        text += f":kind: {kind}\n" if kind else ""
+        text += f":date: {date}\n" if date else ""
+        text += ("" if label == "note-empty" else "**原文有误。**\n") + ":::\n"
     page.write_text(text, encoding="utf-8")
     return at.article(), lines
 
 
 # an article of its own in the build of the group "pages" (tests/one_build.py)
-register("pages", "errata", {"bad-labels": _bad_labels})
+register("pages", "errata", {"bad-notes": _bad_notes})
 
 
-def test_a_note_label_that_is_not_ascii_kebab_case_fails_at_its_note(one_build):
-    """A label is the note's anchor: one docutils would empty or share with
-    another note is refused at the note's line (KB022), each one."""
-    r = one_build("pages")["errata/bad-labels"]
+def test_each_malformed_note_fails_at_its_line_with_what_to_write(one_build):
+    """A note's label is its anchor (KB022: ASCII kebab-case, or docutils
+    would give it none, or one anchor to two notes); a note says what is
+    wrong (KB020) and has a kind and a reading date (KB021). Each is
+    refused at its own note's line, without a traceback."""
+    r = one_build("pages")["errata/bad-notes"]
     (page, lines), out = r.value, r.out
     assert r.run.proc.returncode != 0, out[-3000:]
-    for label, line in zip(BAD_LABELS, lines, strict=True):
-        assert f"{page}:{line}: WARNING: KB022 编者注 :label: {label!r} is not ASCII kebab-case" in out, out[
-            -3000:
-        ]
+    for label, (_kind, _date, message) in BAD_NOTES.items():
+        assert f"{page}:{lines[label]}: WARNING: {message}" in out, (label, out[-4000:])
+    # and nothing else about them (a kind docutils would check: its own words, no code)
+    said = [line for line in out.splitlines() if f"{page}:" in line]
+    assert len(said) == len(BAD_NOTES) and all(": WARNING: KB02" in line for line in said), said
     assert "Traceback" not in out, out[-3000:]
