@@ -198,29 +198,40 @@ def test_the_guide_summaries_show_verdicts_not_labels(site):
         assert "编者注：" in shown, guide
 
 
-# notes a build refuses, each at its own line: labels that docutils'
-# make_id empties (no anchor) or makes equal (one anchor), an empty note,
-# and notes without a kind or a date, or with one of another form
-BAD_NOTES = {
-    "编者注甲": ("fact", "2026-12-01", "KB022 编者注 :label: '编者注甲' is not ASCII kebab-case"),
-    "note-甲": ("fact", "2026-12-01", "KB022 编者注 :label: 'note-甲' is not ASCII kebab-case"),
-    "note-乙": ("fact", "2026-12-01", "KB022 编者注 :label: 'note-乙' is not ASCII kebab-case"),
-    "Note_X": ("fact", "2026-12-01", "KB022 编者注 :label: 'Note_X' is not ASCII kebab-case"),
-    "note-no-kind": (None, "2026-12-01", "KB021 编者注 needs :kind: (one of code, figure,"),
-    "note-no-date": ("fact", None, "KB021 编者注 needs :kind:"),
-    "note-bad-date": ("fact", "2026-12", "KB021 编者注 needs :kind:"),
-    "note-bad-kind": ("typo", "2026-12-01", "KB021 编者注 needs :kind:"),
-    "note-empty": ("fact", "2026-12-01", "KB020 empty 编者注: say what is wrong"),
-}
+# notes a build refuses, each at its own line: (a heading above it, label,
+# kind, date, what the build says). Labels that docutils' make_id empties
+# (no anchor) or makes equal (one anchor for two notes), that do not start
+# with note-, or that are another element's id on the page; an empty note;
+# notes without a kind or a date, or with one of another form.
+KB022 = "KB022 编者注 :label: {!r} is not note- and ASCII kebab-case"
+KB023 = "KB023 编者注 anchor {!r} is also the id of another element of the page"
+KB021 = "KB021 编者注 needs :kind: (one of code, figure,"
+BAD_NOTES = [
+    ("", "编者注甲", "fact", "2026-12-01", KB022.format("编者注甲")),
+    ("", "note-甲", "fact", "2026-12-01", KB022.format("note-甲")),
+    ("", "note-乙", "fact", "2026-12-01", KB022.format("note-乙")),
+    ("", "Note_X", "fact", "2026-12-01", KB022.format("Note_X")),
+    ("", "2024-fix", "fact", "2026-12-01", KB022.format("2024-fix")),
+    ("", "2025-fix", "fact", "2026-12-01", KB022.format("2025-fix")),
+    ("", "fix-it", "fact", "2026-12-01", KB022.format("fix-it")),
+    ("", "note-same", "fact", "2026-12-01", KB023.format("note-same")),
+    ("", "note-same", "fact", "2026-12-01", KB023.format("note-same")),
+    ("## Note Clash\n\n", "note-clash", "fact", "2026-12-01", KB023.format("note-clash")),
+    ("", "note-no-kind", None, "2026-12-01", KB021 + " …"),
+    ("", "note-no-date", "fact", None, KB021),
+    ("", "note-bad-date", "fact", "2026-12", KB021),
+    ("", "note-bad-kind", "typo", "2026-12-01", KB021),
+    ("", "note-empty", "fact", "2026-12-01", "KB020 empty 编者注: say what is wrong"),
+]
 
 
-def _bad_notes(repo, at) -> tuple[str, dict[str, int]]:
+def _bad_notes(repo, at) -> tuple[str, list[int]]:
     page = repo / at.article()
     text = page.read_text(encoding="utf-8").rstrip("\n") + "\n"
-    lines = {}
-    for label, (kind, date, _message) in BAD_NOTES.items():
-        text += "\n"
-        lines[label] = text.count("\n") + 1
+    lines = []
+    for heading, label, kind, date, _message in BAD_NOTES:
+        text += "\n" + heading
+        lines.append(text.count("\n") + 1)
         text += f":::{{editor-note}}\n:label: {label}\n"
         text += f":kind: {kind}\n" if kind else ""
         text += f":date: {date}\n" if date else ""
@@ -234,16 +245,16 @@ register("pages", "errata", {"bad-notes": _bad_notes})
 
 
 def test_each_malformed_note_fails_at_its_line_with_what_to_write(one_build):
-    """A note's label is its anchor (KB022: ASCII kebab-case, or docutils
-    would give it none, or one anchor to two notes); a note says what is
-    wrong (KB020) and has a kind and a reading date (KB021). Each is
-    refused at its own note's line, without a traceback."""
+    """A note's label is its anchor: note- and ASCII kebab-case (KB022), or
+    docutils would give it none, or one anchor to two notes; and no other
+    element of the page has it as its id (KB023). A note says what is wrong
+    (KB020) and has a kind and a reading date (KB021). Each is refused at its
+    own note's line, without a traceback, and nothing else is said of them."""
     r = one_build("pages")["errata/bad-notes"]
     (page, lines), out = r.value, r.out
     assert r.run.proc.returncode != 0, out[-3000:]
-    for label, (_kind, _date, message) in BAD_NOTES.items():
-        assert f"{page}:{lines[label]}: WARNING: {message}" in out, (label, out[-4000:])
-    # and nothing else about them (a kind docutils would check: its own words, no code)
+    for (_heading, label, _kind, _date, message), line in zip(BAD_NOTES, lines, strict=True):
+        assert f"{page}:{line}: WARNING: {message.removesuffix(' …')}" in out, (label, line, out[-4000:])
     said = [line for line in out.splitlines() if f"{page}:" in line]
     assert len(said) == len(BAD_NOTES) and all(": WARNING: KB02" in line for line in said), said
     assert "Traceback" not in out, out[-3000:]

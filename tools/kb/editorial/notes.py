@@ -11,7 +11,8 @@ In a page::
 
 renders an admonition titled 编者注 (class ``editor-note``). ``:label:``
 makes the note a reference target (``{ref}`` shows its verdict sentence)
-and keeps its anchor stable; it is ASCII kebab-case (KB022). ``:kind:``
+and keeps its anchor stable: ``note-`` and ASCII kebab-case (KB022),
+no other element's id on the page (KB023). ``:kind:``
 says what kind of error it is (see KINDS) and ``:date:`` when the editors
 checked it (the sources' reading date); both are required (KB021). The
 first sentence is the verdict, one line; a long explanation goes below it
@@ -34,6 +35,7 @@ author's original, shown as such: 原文·勿照抄 next to its copy button.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from docutils import nodes
@@ -63,10 +65,10 @@ KINDS = {
 }
 VERDICTS = (N_("更正"), N_("未能核实"), N_("补充说明"))
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
-# a note's label is its anchor: ASCII kebab-case, as slugs are (docutils'
-# make_id drops other characters: 编者注甲 made no anchor, note-甲 and note-乙
-# the same one)
-LABEL = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+# a note's label is its anchor: note- and ASCII kebab-case, as slugs are
+# (docutils' make_id drops other characters and leading digits: 编者注甲
+# made no anchor, note-甲 and note-乙 one anchor, 2024-fix and 2025-fix one)
+LABEL = re.compile(r"note(?:-[a-z0-9]+)+\Z")
 
 
 class editor_notes_list(nodes.General, nodes.Element):
@@ -118,8 +120,11 @@ class EditorNote(SphinxDirective):
         kind, date = self.options.get("kind"), self.options.get("date", "")
         if kind not in KINDS or not DATE.match(date):
             logger.warning(
-                "KB021 编者注 needs :kind: (one of %s) and :date: (YYYY-MM-DD, when the sources were read)",
+                "KB021 编者注 needs :kind: (one of %s) and :date: (YYYY-MM-DD, when the sources were read); "
+                "it has kind %r and date %r",
                 ", ".join(KINDS),
+                kind or "",
+                date,
                 location=(self.env.docname, self.lineno),
                 type="kb",
                 subtype="editor-note",
@@ -132,8 +137,8 @@ class EditorNote(SphinxDirective):
         label = self.options.get("label")
         if label and not LABEL.match(label):
             logger.warning(
-                "KB022 编者注 :label: %r is not ASCII kebab-case (lowercase letters, digits, single "
-                "hyphens), so it makes no anchor of its own (it would be %r): write it like note-page-topic",
+                "KB022 编者注 :label: %r is not note- and ASCII kebab-case (lowercase letters, digits, "
+                "single hyphens): it is the note's anchor, which would be %r; write it like note-page-topic",
                 label,
                 nodes.make_id(label),
                 location=(self.env.docname, self.lineno),
@@ -177,13 +182,25 @@ def _verdict_text(note: nodes.Element) -> str:
 
 
 def note_sections(app, doctree) -> None:
-    """Each note's section title, once the page's sections exist."""
+    """Each note's section title, once the page's sections exist; and each
+    note's anchor is the page's only element with that id (KB023)."""
     notes = documents(app.env, "editor_notes").get(app.env.docname, [])
     by_id = {note["id"]: note for note in notes}
+    used = Counter(i for element in doctree.findall(nodes.Element) for i in element["ids"])
     for node in doctree.findall(nodes.admonition):
         note = next((by_id[i] for i in node["ids"] if i in by_id), None)
         if note is None:
             continue
+        # (an anchor made of a label KB022 refused is left to KB022)
+        if used[note["id"]] > 1 and (LABEL.match(note["id"]) or note["id"].startswith("editor-note-")):
+            logger.warning(
+                "KB023 编者注 anchor %r is also the id of another element of the page (another note "
+                "with this :label:, or a heading whose anchor it is): give the note a :label: of its own",
+                note["id"],
+                location=node,
+                type="kb",
+                subtype="editor-note",
+            )
         section = node.parent
         while section is not None and not isinstance(section, nodes.section):
             section = section.parent
