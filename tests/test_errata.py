@@ -204,7 +204,7 @@ def test_the_guide_summaries_show_verdicts_not_labels(site):
 # with note-, or that are another element's id on the page; an empty note;
 # notes without a kind or a date, or with one of another form.
 KB022 = "KB022 编者注 :label: {!r} is not note- and ASCII kebab-case"
-KB023 = "KB023 编者注 anchor {!r} is also the id of another element of the page"
+KB023 = "KB023 编者注 anchor {!r} is also the id of another element of this page"
 KB021 = "KB021 编者注 needs :kind: (one of code, figure,"
 BAD_NOTES = [
     ("", "编者注甲", "fact", "2026-12-01", KB022.format("编者注甲")),
@@ -217,6 +217,11 @@ BAD_NOTES = [
     ("", "note-same", "fact", "2026-12-01", KB023.format("note-same")),
     ("", "note-same", "fact", "2026-12-01", KB023.format("note-same")),
     ("## Note Clash\n\n", "note-clash", "fact", "2026-12-01", KB023.format("note-clash")),
+    # the page's first note without a label is editor-note-0
+    ("## Editor Note 0\n\n", None, "fact", "2026-12-01", KB023.format("editor-note-0")),
+    # a refused label is KB022's alone, even where its anchor is another note's
+    ("", "Note-Y", "fact", "2026-12-01", KB022.format("Note-Y")),
+    ("", "note-y", "fact", "2026-12-01", KB023.format("note-y")),
     ("", "note-no-kind", None, "2026-12-01", KB021 + " …"),
     ("", "note-no-date", "fact", None, KB021),
     ("", "note-bad-date", "fact", "2026-12", KB021),
@@ -232,7 +237,7 @@ def _bad_notes(repo, at) -> tuple[str, list[int]]:
     for heading, label, kind, date, _message in BAD_NOTES:
         text += "\n" + heading
         lines.append(text.count("\n") + 1)
-        text += f":::{{editor-note}}\n:label: {label}\n"
+        text += ":::{editor-note}\n" + (f":label: {label}\n" if label else "")
         text += f":kind: {kind}\n" if kind else ""
         text += f":date: {date}\n" if date else ""
         text += ("" if label == "note-empty" else "**原文有误。**\n") + ":::\n"
@@ -258,3 +263,32 @@ def test_each_malformed_note_fails_at_its_line_with_what_to_write(one_build):
     said = [line for line in out.splitlines() if f"{page}:" in line]
     assert len(said) == len(BAD_NOTES) and all(": WARNING: KB02" in line for line in said), said
     assert "Traceback" not in out, out[-3000:]
+
+
+def _label_on_two_pages(repo, at) -> tuple[str, str, int]:
+    note = ":::{editor-note}\n:label: note-twice\n:kind: fact\n:date: 2026-12-01\n**原文有误。**\n:::\n"
+    lines = []
+    for name in (at.article(), at.page()):
+        page = repo / name
+        text = page.read_text(encoding="utf-8").rstrip("\n") + "\n\n"
+        lines.append(text.count("\n") + 1)
+        page.write_text(text + note, encoding="utf-8")
+    return at.article(), at.page(), lines
+
+
+register("pages", "errata", {"label-on-two-pages": _label_on_two_pages})
+
+
+def test_a_note_label_another_page_holds_fails_at_the_note_that_lost_it(one_build):
+    """Two pages with a note of the same label: {ref} and the 勘误 page can
+    link to one only, and a parallel read keeps one without a word; the
+    other is named at its line, with the page that holds the label (KB024),
+    and nothing else is said about it."""
+    r = one_build("pages")["errata/label-on-two-pages"]
+    (article, page, lines), out = r.value, r.out
+    assert r.run.proc.returncode != 0, out[-3000:]
+    said = [line for line in out.splitlines() if "note-twice" in line]
+    holds = {f"{article}:{lines[0]}": page, f"{page}:{lines[1]}": article}
+    assert len(said) == 1, said
+    [(where, other)] = [(w, o) for w, o in holds.items() if f"{w}: WARNING: KB024 " in said[0]]
+    assert f"is also a label in {r.repo / other}" in said[0], said

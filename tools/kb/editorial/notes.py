@@ -12,7 +12,8 @@ In a page::
 renders an admonition titled 编者注 (class ``editor-note``). ``:label:``
 makes the note a reference target (``{ref}`` shows its verdict sentence)
 and keeps its anchor stable: ``note-`` and ASCII kebab-case (KB022),
-no other element's id on the page (KB023). ``:kind:``
+no other element's id on the page (KB023), no other label of the site
+(KB024). ``:kind:``
 says what kind of error it is (see KINDS) and ``:date:`` when the editors
 checked it (the sources' reading date); both are required (KB021). The
 first sentence is the verdict, one line; a long explanation goes below it
@@ -149,19 +150,24 @@ class EditorNote(SphinxDirective):
             node_id = nodes.make_id(label)
             node["ids"].append(node_id)
             std = self.env.get_domain("std")
-            # {ref} to a note shows its verdict sentence
-            std.note_hyperlink_target(
-                label,
-                self.env.docname,
-                node_id,
-                _("{title}：{summary}").format(title=_(TITLE), summary=summary),
-            )
+            # {ref} to a note shows its verdict sentence; a label another
+            # page holds already is left to KB024 (check_labels), which
+            # Sphinx's own warning would come before, without a line
+            held = std.labels.get(label)
+            if held is None or held[0] == self.env.docname:
+                std.note_hyperlink_target(
+                    label,
+                    self.env.docname,
+                    node_id,
+                    _("{title}：{summary}").format(title=_(TITLE), summary=summary),
+                )
         else:
             node_id = f"editor-note-{self.env.new_serialno('editor-note')}"
             node["ids"].append(node_id)
         documents(self.env, "editor_notes").setdefault(self.env.docname, []).append(
             {
                 "id": node_id,
+                "label": label or "",
                 "line": self.lineno,
                 "summary": summary,
                 "kind": kind if kind in KINDS else "clarification",
@@ -185,17 +191,19 @@ def note_sections(app, doctree) -> None:
     """Each note's section title, once the page's sections exist; and each
     note's anchor is the page's only element with that id (KB023)."""
     notes = documents(app.env, "editor_notes").get(app.env.docname, [])
-    by_id = {note["id"]: note for note in notes}
+    # by anchor and line: two notes may share an anchor (KB023)
+    by_id = {(note["id"], note["line"]): note for note in notes}
     used = Counter(i for element in doctree.findall(nodes.Element) for i in element["ids"])
     for node in doctree.findall(nodes.admonition):
-        note = next((by_id[i] for i in node["ids"] if i in by_id), None)
+        note = next((by_id[i, node.line] for i in node["ids"] if (i, node.line) in by_id), None)
         if note is None:
             continue
-        # (an anchor made of a label KB022 refused is left to KB022)
-        if used[note["id"]] > 1 and (LABEL.match(note["id"]) or note["id"].startswith("editor-note-")):
+        # (a label KB022 refused is left to KB022)
+        if used[note["id"]] > 1 and (not note["label"] or LABEL.match(note["label"])):
             logger.warning(
-                "KB023 编者注 anchor %r is also the id of another element of the page (another note "
-                "with this :label:, or a heading whose anchor it is): give the note a :label: of its own",
+                "KB023 编者注 anchor %r is also the id of another element of this page (a note with "
+                "the same :label:, a heading's anchor, a (label)= target or a footnote), and links go to "
+                "the first: change the note's :label: (and the {ref}s to it), or the other element",
                 note["id"],
                 location=node,
                 type="kb",
@@ -421,6 +429,31 @@ def collect_verdicts(app, env, *_args) -> set[str]:
     return _verdicts["set"]
 
 
+def check_labels(app, env) -> None:
+    """A note's label names it in the whole site: a label that another
+    page holds too (another note's, a ``(label)=`` target's) leaves {ref}
+    and the 勘误 page linking to one of them; in a parallel read Sphinx
+    keeps one without a word. Each note that does not hold its label is
+    named (KB024), every build that reads pages (env-check-consistency)."""
+    std = env.get_domain("std")
+    for docname, found in sorted(documents(env, "editor_notes").items()):
+        for note in found:
+            label = note.get("label")
+            if not label or not LABEL.match(label):
+                continue
+            held = std.labels.get(label)
+            if held is not None and (held[0], held[1]) != (docname, note["id"]):
+                logger.warning(
+                    "KB024 编者注 :label: %r is also a label in %s: a label names one note or section "
+                    "of the whole site; give this note another :label:",
+                    label,
+                    env.doc2path(held[0]),
+                    location=(docname, note["line"]),
+                    type="kb",
+                    subtype="editor-note",
+                )
+
+
 def on_env_updated(app, env) -> list[str]:
     collect_verdicts(app, env)
     return []  # no page to write besides those Sphinx writes
@@ -477,4 +510,5 @@ def setup(app) -> dict[str, Any]:
     app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("env-updated", on_env_updated)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 5}
+    app.connect("env-check-consistency", check_labels)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 6}
