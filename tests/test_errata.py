@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shutil
 
 import pytest
 from one_build import register
@@ -292,3 +293,62 @@ def test_a_note_label_another_page_holds_fails_at_the_note_that_lost_it(one_buil
     assert len(said) == 1, said
     [(where, other)] = [(w, o) for w, o in holds.items() if f"{w}: WARNING: KB024 " in said[0]]
     assert f"is also a label in {r.repo / other}" in said[0], said
+
+
+def _note(label: str) -> str:
+    return f"\n:::{{editor-note}}\n:label: {label}\n:kind: fact\n:date: 2026-12-01\n**原文有误。**\n:::\n"
+
+
+@pytest.mark.slow
+def test_a_note_label_that_moves_or_clashes_ends_as_a_full_build_makes_it(tmp_path):
+    """One edit moves a note (its label) from one page to another read
+    before it (a serial read, page by page): the build passes and holds the
+    label where a full build does. A label another page holds fails (KB024)
+    until the holder's note goes; then the site equals a full build."""
+    from test_build_modes import tree
+
+    root = tiny_project(tmp_path / "kb")
+    x, y = "docs/training/x.md", "docs/training/y.md"
+    write(
+        root, y, OTHER.replace("见{ref}`note-x-quote`。", "正文。") + _note("note-moved") + _note("note-held")
+    )
+    write(root, "docs/training/index.md", "# 训练\n\n```{toctree}\nx\ny\n```\n")
+    write(
+        root,
+        "docs/errata.md",
+        "---\ntitle: 勘误与编者注\n---\n\n# 勘误与编者注\n\n```{kb-editor-notes}\n```\n",
+    )
+    write(root, "docs/index.md", INDEX.replace("glossary\n", "glossary\nerrata\n"))
+    code, out = build(root)
+    assert code == 0, out[-3000:]
+
+    def equals_a_full_build() -> None:
+        full = tmp_path / f"full-{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(root, full, symlinks=True, ignore=shutil.ignore_patterns("_build"))
+        code, out = build(full)
+        assert code == 0, out[-3000:]
+        assert tree(root / "_build/html") == tree(full / "_build/html")
+
+    # the note moves from y to x (x is read first), in one edit
+    write(root, y, (root / y).read_text(encoding="utf-8").replace(_note("note-moved"), ""))
+    write(root, x, ARTICLE + _note("note-moved"))
+    code, out = build(root)
+    assert code == 0, out[-3000:]
+    assert 'href="training/x.html#note-moved"' in (root / "_build/html/errata.html").read_text(
+        encoding="utf-8"
+    )
+    equals_a_full_build()
+
+    # x takes a label y holds: refused at x's note, naming y, until y's note goes
+    write(root, x, ARTICLE + _note("note-moved") + _note("note-held"))
+    code, out = build(root)
+    line = (ARTICLE + _note("note-moved")).count("\n") + 2
+    assert (
+        code != 0
+        and f"training/x.md:{line}: WARNING: KB024 编者注 :label: 'note-held' is also a label in" in out
+    )
+    assert "duplicate label" not in out, out[-3000:]
+    write(root, y, (root / y).read_text(encoding="utf-8").replace(_note("note-held"), ""))
+    code, out = build(root)
+    assert code == 0, out[-3000:]
+    equals_a_full_build()
