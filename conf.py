@@ -45,6 +45,7 @@ extensions = [
     "sphinx_copybutton",
     "kb.core.data",
     "kb.core.anchors",
+    "kb.core.labels",
     "kb.core.i18n",
     "kb.guard.locale",
     "kb.pages.frontmatter",

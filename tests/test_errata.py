@@ -302,9 +302,11 @@ def _note(label: str) -> str:
 @pytest.mark.slow
 def test_a_note_label_that_moves_or_clashes_ends_as_a_full_build_makes_it(tmp_path):
     """One edit moves a note (its label) from one page to another read
-    before it (a serial read, page by page): the build passes and holds the
-    label where a full build does. A label another page holds fails (KB024)
-    until the holder's note goes; then the site equals a full build."""
+    before it (a serial read, page by page): the build passes, holds the
+    label where a full build does, and a page linking to it that did not
+    change links to its new place (kb.core.labels), and shows its verdict
+    once it is rewritten. A label another page holds fails (KB024) until the
+    holder's note goes. Each time the site equals a full build."""
     from test_build_modes import tree
 
     root = tiny_project(tmp_path / "kb")
@@ -312,7 +314,9 @@ def test_a_note_label_that_moves_or_clashes_ends_as_a_full_build_makes_it(tmp_pa
     write(
         root, y, OTHER.replace("见{ref}`note-x-quote`。", "正文。") + _note("note-moved") + _note("note-held")
     )
-    write(root, "docs/training/index.md", "# 训练\n\n```{toctree}\nx\ny\n```\n")
+    # z links to the note and is never edited
+    write(root, "docs/training/z.md", OTHER.replace("另一页", "第三页").replace("note-x-quote", "note-moved"))
+    write(root, "docs/training/index.md", "# 训练\n\n```{toctree}\nx\ny\nz\n```\n")
     write(
         root,
         "docs/errata.md",
@@ -337,6 +341,14 @@ def test_a_note_label_that_moves_or_clashes_ends_as_a_full_build_makes_it(tmp_pa
     assert 'href="training/x.html#note-moved"' in (root / "_build/html/errata.html").read_text(
         encoding="utf-8"
     )
+    assert 'href="x.html#note-moved"' in (root / "_build/html/training/z.html").read_text(encoding="utf-8")
+    equals_a_full_build()
+
+    # its verdict changes: z shows the new one
+    write(root, x, ARTICLE + _note("note-moved").replace("原文有误。", "原文的数字有误。"))
+    code, out = build(root)
+    assert code == 0, out[-3000:]
+    assert "编者注：原文的数字有误。" in (root / "_build/html/training/z.html").read_text(encoding="utf-8")
     equals_a_full_build()
 
     # x takes a label y holds: refused at x's note, naming y, until y's note goes

@@ -17,7 +17,8 @@ incremental builds). ``KnowledgeBase`` keeps two kinds:
   ``toctree_children``; Sphinx's own record of it, ``env.toctree_includes``,
   is not part of its documented environment API), ``read`` (every page
   read: kb.site.build_speed checks that none handed to a worker was lost),
-  ``assets`` (pages with a calculator or the spec table: kb.calc.directive).
+  ``assets`` (pages with a calculator or the spec table: kb.calc.directive),
+  ``label_refs`` (the labels a page links to: kb.core.labels).
 - **for the whole site** (``site(env)``: name -> value): what is derived
   from all documents once they are read (reading order, the 相关文章 lists)
   or read once per build (git dates), for the pages written in this build;
@@ -43,7 +44,17 @@ from typing import Any
 from sphinx import addnodes
 from sphinx.domains import Domain
 
-PER_DOCUMENT = ("pages", "listings", "term_usage", "editor_notes", "mermaid", "toctrees", "read", "assets")
+PER_DOCUMENT = (
+    "pages",
+    "listings",
+    "term_usage",
+    "editor_notes",
+    "mermaid",
+    "toctrees",
+    "read",
+    "assets",
+    "label_refs",
+)
 SHOWN_IN_LISTINGS = ("pages", "editor_notes", "term_usage")
 
 
@@ -53,7 +64,7 @@ class KnowledgeBase(Domain):
     name = "kb"
     label = "51 算力知识库"
     initial_data: dict[str, Any] = {"documents": {name: {} for name in PER_DOCUMENT}, "site": {}}
-    data_version = 5
+    data_version = 6
 
     def clear_doc(self, docname: str) -> None:
         for store in self.data["documents"].values():

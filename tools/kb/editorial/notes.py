@@ -153,7 +153,7 @@ class EditorNote(SphinxDirective):
             # {ref} to a note shows its verdict sentence; a label another
             # page holds already is left to KB024 (check_labels), which
             # Sphinx's own warning would come before, without a line. (The
-            # pages read in this build hold none: forget_pages_to_read.)
+            # pages read in this build hold none: kb.core.labels.)
             held = std.labels.get(label)
             if held is None or held[0] == self.env.docname:
                 std.note_hyperlink_target(
@@ -430,18 +430,6 @@ def collect_verdicts(app, env, *_args) -> set[str]:
     return _verdicts["set"]
 
 
-def forget_pages_to_read(app, env, docnames: list[str]) -> None:
-    """The std domain forgets the labels of every page this build reads,
-    before the first is read. Sphinx forgets a page's just before reading
-    it, one page after another in a serial read: a note whose label moved
-    from a page read later would find it held, and not register it (a
-    parallel read forgets them all first, as here). ``Domain.clear_doc``
-    is what Sphinx calls again for each page; a second call finds nothing."""
-    std = env.get_domain("std")
-    for docname in docnames:
-        std.clear_doc(docname)
-
-
 def check_labels(app, env) -> None:
     """A note's label names it in the whole site: a label that another
     page holds too (another note's, a ``(label)=`` target's) leaves {ref}
@@ -511,6 +499,7 @@ def setup(app) -> dict[str, Any]:
     # the 勘误 page is a listing: kb.pages.listings writes it again when a note changes
     app.setup_extension("kb.pages.listings")
     app.setup_extension("kb.core.i18n")
+    app.setup_extension("kb.core.labels")  # a moved label: its old page does not hold it
     app.add_node(editor_notes_list)
     app.add_node(editor_notes_html, html=(visit_notes_html, None))
     visitors = {name: (_plain_visit, _plain_visit) for name in ("latex", "text", "man", "texinfo")}
@@ -523,8 +512,5 @@ def setup(app) -> dict[str, Any]:
     app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("env-updated", on_env_updated)
-    # before kb.site.build_speed reads the pages itself (priority 900: every
-    # other handler sees the list first)
-    app.connect("env-before-read-docs", forget_pages_to_read)
     app.connect("env-check-consistency", check_labels)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 6}
