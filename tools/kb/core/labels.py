@@ -20,16 +20,26 @@ themselves. Here:
 - the labels each page links to (``doctree-read``: its ``pending_xref``
   targets, in the kb domain's per-document store ``label_refs``);
 - once the pages are read, the pages linking to a label whose page, anchor
-  or title changed are written again (``env-get-updated``).
+  or title changed are written again (``env-get-updated``);
+- the labels each page defines (``doctree-read``: its explicit targets, as
+  Sphinx's std domain takes them; a 编者注 adds its ``:label:``), with their
+  lines: a label defined on two pages is named at each (KB024,
+  ``env-check-consistency``). Sphinx keeps one of them, silently in a
+  parallel read, and forgets both entries' history: a warning at every
+  holder has each read again until one remains, as a full build reads them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from docutils import nodes
 from sphinx import addnodes
 
+from kb.core.log import getLogger
 from kb.core.store import documents
+
+logger = getLogger(__name__)
 
 # The std domain's labels when the build started: id(env) -> (labels, anonlabels).
 _before: dict[int, tuple[dict, dict]] = {}
@@ -55,6 +65,46 @@ def collect_refs(app, doctree) -> None:
     }
     if targets:
         documents(app.env, "label_refs")[app.env.docname] = targets
+
+
+def collect_labels(app, doctree) -> None:
+    """The page's labels: its explicit targets, as the std domain takes them
+    (not footnotes, citations, external link targets or object descriptions)."""
+    defined = documents(app.env, "labels").setdefault(app.env.docname, {})
+    for name, explicit in doctree.nametypes.items():
+        node_id = doctree.nameids.get(name)
+        node = doctree.ids.get(node_id) if explicit and node_id else None
+        if node is None or isinstance(node, (nodes.footnote, nodes.citation)) or "refuri" in node:
+            continue
+        if node.tagname.startswith("desc_"):
+            continue
+        defined.setdefault(name, node.line or nodes.get_source_line(node)[1] or 0)
+
+
+def define(env, label: str, line: int) -> None:
+    """A label the page defines other than as a target (a 编者注's)."""
+    documents(env, "labels").setdefault(env.docname, {}).setdefault(label, line)
+
+
+def check_duplicates(app, env) -> None:
+    holders: dict[str, list[tuple[str, int]]] = {}
+    for docname, defined in sorted(documents(env, "labels").items()):
+        for name, line in defined.items():
+            holders.setdefault(name, []).append((docname, line))
+    for name, where in sorted(holders.items()):
+        if len(where) < 2:
+            continue
+        for docname, line in where:
+            others = "、".join(str(env.doc2path(d)) for d, _line in where if d != docname)
+            logger.warning(
+                "KB024 label %r is defined on other pages too (%s): a label names one place of the "
+                "whole site, and {ref}s would link to one of them; keep it on one page, rename the others",
+                name,
+                others,
+                location=(docname, line or None),
+                type="kb",
+                subtype="label",
+            )
 
 
 def changed_labels(before: tuple[dict, dict], after: tuple[dict, dict]) -> set[str]:
@@ -85,5 +135,7 @@ def setup(app) -> dict[str, Any]:
     # other handler sees the list first)
     app.connect("env-before-read-docs", forget_pages_to_read)
     app.connect("doctree-read", collect_refs)
+    app.connect("doctree-read", collect_labels)
     app.connect("env-get-updated", pages_linking_to_moved_labels)
+    app.connect("env-check-consistency", check_duplicates)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -18,7 +18,8 @@ incremental builds). ``KnowledgeBase`` keeps two kinds:
   is not part of its documented environment API), ``read`` (every page
   read: kb.site.build_speed checks that none handed to a worker was lost),
   ``assets`` (pages with a calculator or the spec table: kb.calc.directive),
-  ``label_refs`` (the labels a page links to: kb.core.labels).
+  ``label_refs`` and ``labels`` (the labels a page links to, and those it
+  defines: kb.core.labels).
 - **for the whole site** (``site(env)``: name -> value): what is derived
   from all documents once they are read (reading order, the 相关文章 lists)
   or read once per build (git dates), for the pages written in this build;
@@ -54,6 +55,7 @@ PER_DOCUMENT = (
     "read",
     "assets",
     "label_refs",
+    "labels",
 )
 SHOWN_IN_LISTINGS = ("pages", "editor_notes", "term_usage")
 
@@ -64,7 +66,7 @@ class KnowledgeBase(Domain):
     name = "kb"
     label = "51 算力知识库"
     initial_data: dict[str, Any] = {"documents": {name: {} for name in PER_DOCUMENT}, "site": {}}
-    data_version = 6
+    data_version = 7
 
     def clear_doc(self, docname: str) -> None:
         for store in self.data["documents"].values():

@@ -12,8 +12,8 @@ In a page::
 renders an admonition titled 编者注 (class ``editor-note``). ``:label:``
 makes the note a reference target (``{ref}`` shows its verdict sentence)
 and keeps its anchor stable: ``note-`` and ASCII kebab-case (KB022),
-no other element's id on the page (KB023), no other label of the site
-(KB024). ``:kind:``
+no other element's id on the page (KB023), no other page's label
+(KB024, kb.core.labels). ``:kind:``
 says what kind of error it is (see KINDS) and ``:date:`` when the editors
 checked it (the sources' reading date); both are required (KB021). The
 first sentence is the verdict, one line; a long explanation goes below it
@@ -43,6 +43,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
+from kb.core import labels as kb_labels
 from kb.core.i18n import N_, _
 from kb.core.log import getLogger
 from kb.core.store import documents
@@ -151,9 +152,10 @@ class EditorNote(SphinxDirective):
             node["ids"].append(node_id)
             std = self.env.get_domain("std")
             # {ref} to a note shows its verdict sentence; a label another
-            # page holds already is left to KB024 (check_labels), which
+            # page holds already is left to KB024 (kb.core.labels), which
             # Sphinx's own warning would come before, without a line. (The
             # pages read in this build hold none: kb.core.labels.)
+            kb_labels.define(self.env, label, self.lineno)
             held = std.labels.get(label)
             if held is None or held[0] == self.env.docname:
                 std.note_hyperlink_target(
@@ -430,31 +432,6 @@ def collect_verdicts(app, env, *_args) -> set[str]:
     return _verdicts["set"]
 
 
-def check_labels(app, env) -> None:
-    """A note's label names it in the whole site: a label that another
-    page holds too (another note's, a ``(label)=`` target's) leaves {ref}
-    and the 勘误 page linking to one of them; in a parallel read Sphinx
-    keeps one without a word. Each note that does not hold its label is
-    named (KB024), every build that reads pages (env-check-consistency)."""
-    std = env.get_domain("std")
-    for docname, found in sorted(documents(env, "editor_notes").items()):
-        for note in found:
-            label = note.get("label")
-            if not label or not LABEL.match(label):
-                continue
-            held = std.labels.get(label)
-            if held is not None and (held[0], held[1]) != (docname, note["id"]):
-                logger.warning(
-                    "KB024 编者注 :label: %r is also a label in %s: a label names one note or section "
-                    "of the whole site; give this note another :label:",
-                    label,
-                    env.doc2path(held[0]),
-                    location=(docname, note["line"]),
-                    type="kb",
-                    subtype="editor-note",
-                )
-
-
 def on_env_updated(app, env) -> list[str]:
     collect_verdicts(app, env)
     return []  # no page to write besides those Sphinx writes
@@ -512,5 +489,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("env-updated", on_env_updated)
-    app.connect("env-check-consistency", check_labels)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 6}
