@@ -44,3 +44,14 @@ def test_toctrees_are_recorded_as_sphinx_records_them(build_root):
     assert toctree_children(app.env, "index") == list("abcde")
     assert toctree_children(app.env, "a") == ["e", "f"]
     assert toctrees(app.env) == {d: list(c) for d, c in app.env.toctree_includes.items()}
+
+
+def test_a_page_removed_but_still_listed_warns_as_a_full_build_does(build_root):
+    """A page's file is deleted and a toctree still lists it: the listing
+    page is read again (kb.core.store), so the incremental build warns
+    "nonexisting document", as a full build of the same files does."""
+    app = build_root("ext-store")
+    srcdir = Path(app.srcdir)
+    (srcdir / "f.rst").unlink()
+    app = build_root("ext-store", freshenv=False)
+    assert "toctree contains reference to nonexisting document 'f'" in app.warning.getvalue()

@@ -101,6 +101,15 @@ def collect_toctrees(app, doctree) -> None:
         documents(app.env, "toctrees")[app.env.docname] = listed
 
 
+def pages_listing_removed(app, env, added, changed, removed) -> list[str]:
+    """The pages whose toctrees list a page that is gone: read again, so that
+    they warn as a full build does (Sphinx reads only the pages that changed)."""
+    gone = set(removed)
+    return sorted(
+        doc for doc, listed in toctrees(env).items() if doc not in gone and gone.intersection(listed)
+    )
+
+
 def toctree_children(env, docname: str) -> list[str]:
     """The pages ``docname``'s toctrees list, in order ([] for none)."""
     return documents(env, "toctrees").get(docname, [])
@@ -114,6 +123,7 @@ def toctrees(env) -> dict[str, list[str]]:
 def setup(app) -> dict[str, Any]:
     app.add_domain(KnowledgeBase)
     app.connect("doctree-read", collect_toctrees)
+    app.connect("env-get-outdated", pages_listing_removed)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
 
 
