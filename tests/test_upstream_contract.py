@@ -27,3 +27,17 @@ def test_a_builder_without_search_writes_no_sphinx_index(build_root):
     without = build_root("ext-no-search")
     assert not (Path(without.outdir) / "searchindex.js").exists()
     assert not (Path(without.outdir) / "search.html").exists()
+
+
+def test_the_std_domain_keeps_labels_as_page_anchor_and_title(build_root):
+    """kb.core.labels and kb.editorial.notes read the std domain's ``labels``
+    (name -> page, anchor, title) and ``anonlabels`` (name -> page, anchor):
+    public attributes of Sphinx's StandardDomain that its documentation does
+    not describe (only a comment in its source). If this fails, mend both."""
+    app = build_root("ext-store")
+    src = Path(app.srcdir)
+    (src / "a.rst").write_text(".. _lbl-a:\n\nPage A\n======\n\nText.\n")
+    app = build_root("ext-store", freshenv=False)
+    std = app.env.get_domain("std")
+    assert std.labels["lbl-a"] == ("a", "lbl-a", "Page A")
+    assert std.anonlabels["lbl-a"] == ("a", "lbl-a")

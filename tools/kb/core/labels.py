@@ -42,6 +42,10 @@ from kb.core.store import documents
 logger = getLogger(__name__)
 
 # The std domain's labels when the build started: id(env) -> (labels, anonlabels).
+# (``StandardDomain.labels``, name -> (page, anchor, title), and ``anonlabels``,
+# name -> (page, anchor): public attributes that Sphinx documents only in a
+# comment of its source; no upstream issue asks to document them yet, and
+# tests/test_upstream_contract.py fails if their shape changes.)
 _before: dict[int, tuple[dict, dict]] = {}
 
 
