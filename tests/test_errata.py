@@ -10,9 +10,10 @@ import contextlib
 import io
 import re
 import shutil
+from pathlib import Path
 
 import pytest
-from one_build import register
+from one_build import TINY_ERRATA, register
 from test_data_errors import ARTICLE, INDEX, build, tiny_project, write
 
 NOTES = """
@@ -81,21 +82,23 @@ summary: 标记字符。
 """
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tiny_project(tmp_path_factory.mktemp("errata") / "kb")
-    write(root, "docs/training/x.md", ARTICLE + NOTES)
-    write(root, "docs/training/y.md", OTHER)
-    write(root, "docs/training/z.md", MARKUP)
+def errata_project(root: Path, x: str, y: str, z: str) -> Path:
+    """The tiny project with the 勘误 page and three articles x, y, z of the
+    training guide (these texts), built once; its root."""
+    root = tiny_project(root)
+    for name, text in (("x", x), ("y", y), ("z", z)):
+        write(root, f"docs/training/{name}.md", text)
     write(root, "docs/training/index.md", "# 训练\n\n```{toctree}\nx\ny\nz\n```\n")
-    write(
-        root,
-        "docs/errata.md",
-        "---\ntitle: 勘误与编者注\n---\n\n# 勘误与编者注\n\n```{kb-editor-notes}\n```\n",
-    )
+    write(root, "docs/errata.md", TINY_ERRATA)
     write(root, "docs/index.md", INDEX.replace("glossary\n", "glossary\nerrata\n"))
     code, out = build(root)
     assert code == 0, out[-3000:]
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = errata_project(tmp_path_factory.mktemp("errata") / "kb", ARTICLE + NOTES, OTHER, MARKUP)
     return root / "_build" / "html"
 
 
@@ -309,22 +312,14 @@ def test_a_note_label_that_moves_or_clashes_ends_as_a_full_build_makes_it(tmp_pa
     holder's note goes. Each time the site equals a full build."""
     from test_build_modes import tree
 
-    root = tiny_project(tmp_path / "kb")
     x, y = "docs/training/x.md", "docs/training/y.md"
-    write(
-        root, y, OTHER.replace("见{ref}`note-x-quote`。", "正文。") + _note("note-moved") + _note("note-held")
+    root = errata_project(
+        tmp_path / "kb",
+        ARTICLE,
+        OTHER.replace("见{ref}`note-x-quote`。", "正文。") + _note("note-moved") + _note("note-held"),
+        # z links to the note and is never edited
+        OTHER.replace("另一页", "第三页").replace("note-x-quote", "note-moved"),
     )
-    # z links to the note and is never edited
-    write(root, "docs/training/z.md", OTHER.replace("另一页", "第三页").replace("note-x-quote", "note-moved"))
-    write(root, "docs/training/index.md", "# 训练\n\n```{toctree}\nx\ny\nz\n```\n")
-    write(
-        root,
-        "docs/errata.md",
-        "---\ntitle: 勘误与编者注\n---\n\n# 勘误与编者注\n\n```{kb-editor-notes}\n```\n",
-    )
-    write(root, "docs/index.md", INDEX.replace("glossary\n", "glossary\nerrata\n"))
-    code, out = build(root)
-    assert code == 0, out[-3000:]
 
     def equals_a_full_build() -> None:
         full = tmp_path / f"full-{len(list(tmp_path.iterdir()))}"
