@@ -9,6 +9,8 @@ from pathlib import Path
 AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 OPTIONS = f"{{resultTypes: ['violations'], runOnly: {{type: 'tag', values: {TAGS}}}}}"
+# Every rule axe has, best practices included (the key pages' check)
+EVERY_RULE = "{resultTypes: ['violations']}"
 # The rules of TAGS that read colours (axe's own category tag cat.color:
 # color-contrast, link-in-text-block), as the page's axe lists them.
 COLOUR_OPTIONS = (
@@ -17,27 +19,50 @@ COLOUR_OPTIONS = (
 )
 # What furo shows in one colour scheme only (the diagrams' drawings)
 ONE_SCHEME = ".only-light, .only-dark"
+# The findings the tests fail on
+SERIOUS = ["serious", "critical"]
 
 
-def start(page, include: str | None = None, colours: bool = False) -> None:
+def preload(context) -> None:
+    """axe in every page the browser context opens, compiled with the page:
+    sending it to each page (add_script_tag) costs about 0.1 s of CPU a
+    page, more than a page load of the site."""
+    context.add_init_script(path=str(AXE))
+
+
+def _run(context: str, options: str) -> str:
+    """A JavaScript expression: axe.run without the CSS selectors of the
+    elements it found (a third of its time on the site's pages), then,
+    only when a finding is serious, again with them, to name the elements.
+    (`selectors` is one of axe.run's documented options.)"""
+    return (
+        f"axe.run({context}, {{...{options}, selectors: false}}).then(r =>"
+        f" r.violations.some(v => {SERIOUS}.includes(v.impact)) ? axe.run({context}, {options}) : r)"
+    )
+
+
+def start(page, include: str | None = None, colours: bool = False, every_rule: bool = False) -> None:
     """Start axe on the page (on `include`, a CSS selector, or the whole
     document) without waiting: pages in other tabs can run at the same time.
+    The rules of TAGS, or with every_rule=True all of axe's.
 
     colours=True: for a page already checked in the other colour scheme,
     only what the scheme changes: the rules that read colours, on the whole
     page, and every rule on what furo shows in one scheme only (ONE_SCHEME).
     Every other rule reads the document's structure, which the scheme does
     not change."""
-    page.add_script_tag(path=str(AXE))
+    if not page.evaluate("() => typeof axe === 'object'"):  # not preloaded
+        page.add_script_tag(path=str(AXE))
     context = f"{{include: [[{include!r}]]}}" if include else "document"
     if not colours:
-        page.evaluate(f"() => {{ window.kbAxe = axe.run({context}, {OPTIONS}); }}")
+        options = EVERY_RULE if every_rule else OPTIONS
+        page.evaluate(f"() => {{ window.kbAxe = {_run(context, options)}; }}")
         return
     page.evaluate(
         f"""() => {{
-        window.kbAxe = axe.run({context}, {COLOUR_OPTIONS}).then(async colours => {{
+        window.kbAxe = {_run(context, COLOUR_OPTIONS)}.then(async colours => {{
             if (!document.querySelector({ONE_SCHEME!r})) return colours;
-            const shown = await axe.run({{include: [[{ONE_SCHEME!r}]]}}, {OPTIONS});
+            const shown = await {_run(f"{{include: [[{ONE_SCHEME!r}]]}}", OPTIONS)};
             return {{violations: [...colours.violations, ...shown.violations]}};
         }});
     }}"""
@@ -50,11 +75,11 @@ def serious(page) -> list[str]:
     return [
         f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes'][:3]]}"
         for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
+        if v["impact"] in SERIOUS
     ]
 
 
-def check(page, include: str | None = None, colours: bool = False) -> list[str]:
+def check(page, include: str | None = None, colours: bool = False, every_rule: bool = False) -> list[str]:
     """Run axe on the page now; its serious and critical findings."""
-    start(page, include, colours)
+    start(page, include, colours, every_rule)
     return serious(page)

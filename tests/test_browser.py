@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import axe_check
 import pytest
 from test_site import articles
 
@@ -15,7 +16,6 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "test-results" / "screenshots"
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def longest_article() -> str:
@@ -46,13 +46,7 @@ def test_key_page_loads_clean_and_is_accessible(page, server, name):
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
     assert page.foreign_requests == [], page.foreign_requests
     assert page.console_errors == [], page.console_errors
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
-    bad = [
-        f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes'][:3]]}"
-        for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
+    bad = axe_check.check(page, every_rule=True)
     assert bad == [], "\n".join(bad)
 
 
