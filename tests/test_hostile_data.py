@@ -526,3 +526,77 @@ def test_directives_nested_past_the_recursion_limit_in_a_definition_fail_at_the_
     )
     line = text.count("\n") + 1
     assert_fails_at(tiny, f"data/glossary.yaml:{line}: WARNING: KB053 directives nested")
+
+
+# -- KB065: a directive option given twice (MyST keeps the last value, silently)
+
+TWICE = "```{admonition} 标题\n:class: tip\n:collapsible:\n:class: warning\n\n正文\n```\n"
+
+
+@pytest.mark.parametrize(
+    "body, repeated",
+    [
+        (TWICE, [(4, "class", 2)]),
+        (
+            "```{admonition} 标题\n---\nclass: tip\nname: a\nclass: warning\n---\n正文\n```\n",
+            [(5, "class", 3)],
+        ),
+        (
+            "::::{note}\n:::{admonition} 标题\n:class: tip\n:'class': warning\n\n正文\n:::\n::::\n",
+            [(4, "class", 3)],
+        ),
+        ("```{code-block} python\n:linenos:\n:linenos:\n\nx = 1\n```\n", [(3, "linenos", 2)]),
+        ("```{calculator} rent-vs-buy\n:rent: 3\n:rent: 4\n```\n", [(3, "rent", 2)]),
+        # not repeated: each option once; after the block, body text; a block value's lines
+        ("```{admonition} 标题\n:class: tip\n:name: n\n\n:class: warning\n```\n", []),
+        ("```{admonition} 标题\n---\nclass: |\n  class: x\nname: n\n---\nclass: body\n```\n", []),
+        ("```{code-block} yaml\n---\nclass: a\n---\n```\n\n```{note}\n:class: a\n```\n", []),
+        # a directive without options reads such lines as its body, as MyST does
+        ("```{epigraph}\n:a: 1\n:a: 2\n```\n", []),
+    ],
+    ids=[
+        "colon",
+        "yaml",
+        "nested-quoted",
+        "flag",
+        "any-option",
+        "once",
+        "yaml-value",
+        "two-directives",
+        "no-options",
+    ],
+)
+def test_an_option_given_twice_is_found_where_myst_reads_options(body, repeated):
+    from types import SimpleNamespace
+
+    from kb.guard.silent_loss import repeated_options
+
+    config = SimpleNamespace(myst_enable_extensions=["colon_fence"], language="zh_CN")
+    assert repeated_options(config, body) == repeated
+
+
+def test_an_option_given_twice_fails_at_its_line_in_a_page_an_include_a_definition_and_a_cell(tiny):
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8")
+    at = text.count("\n") + 2  # the blank line, then the directive
+    # README.md: not a page (conf.py's exclude_patterns), read here as an include
+    (tiny / "docs/training/README.md").write_text("前言\n\n" + TWICE, encoding="utf-8")
+    cell = '"' + TWICE.replace("```", ":::") + '"'  # a ``` fence would close the table's
+    page.write_text(
+        text + "\n" + TWICE + "\n```{include} README.md\n```\n\n```{csv-table} 表\n" + cell + ",b\n```\n",
+        encoding="utf-8",
+    )
+    glossary = tiny / "data/glossary.yaml"
+    entries = glossary.read_text(encoding="utf-8")
+    glossary.write_text(
+        entries + "- id: twice-term\n  zh: 两次\n  def: " + json.dumps(TWICE) + "\n", encoding="utf-8"
+    )
+    table = at + TWICE.count("\n") + 4
+    assert_fails_at(
+        tiny,
+        f"training/x.md:{at + 3}: WARNING: KB065 the option :class: is given again (first on line {at + 1})",
+        "training/README.md:6: WARNING: KB065 the option :class: is given again (first on line 4)",
+        f"data/glossary.yaml:{entries.count(chr(10)) + 1}: WARNING: KB065 the option :class: is given again in "
+        "this definition: the directive",
+        f"training/x.md:{table}: WARNING: KB065 a cell of this csv-table gives the option :class: of a directive again",
+    )

@@ -26,6 +26,13 @@ its place instead.
   ``tags/…``), which would overwrite it, or in a folder the build fills
   with its own files (``_static/``, ``_sources/``, ``pagefind/`` …).
 
+- ``KB065`` a directive option given twice. MyST reads the option block
+  into a dict, and a key given again replaces the earlier value without a
+  word (``_parse_directive_options`` in myst_parser.parsers.directives).
+  The block is found as MyST finds it: the body's first lines that start
+  with ``:`` (not ``:::``), or a ``---`` block; only for a directive that
+  takes options (MyST reads the others' lines as body text).
+
 KB054 to KB057 leave nothing sensible to build: the build stops after the
 warning, with exit status 2 and no traceback.
 """
@@ -35,9 +42,15 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+
+from docutils import frontend, utils
+from docutils.parsers import rst
+from docutils.parsers.rst import directives as rst_directives
+from docutils.parsers.rst import languages as rst_languages
 
 from kb.core import markdown as kb_markdown
 from kb.core import store as kb_store
@@ -164,6 +177,96 @@ def _report_depth(app, text: str, location) -> None:
         )
 
 
+# -- KB065 an option given twice ------------------------------------------------
+
+# A key of an option line: a plain word up to ": " (or the line's end), or quoted
+_OPTION_KEY = re.compile(r"""(?:'([^']*)'|"([^"]*)"|([^\s'"#:][^:]*?))[ \t]*:(?:[ \t]|$)""")
+
+
+def _option_lines(body: str) -> list[tuple[int, str]]:
+    """(0-based line of ``body``, text) of each line of the option block MyST
+    reads at the start of a directive's body, keys at column 0."""
+    lines = body.split("\n")
+    if body.startswith("---"):
+        block = []
+        for index, line in enumerate(lines[1:], 1):
+            if line.startswith("---"):
+                break
+            block.append((index, line))
+        indents = [len(t) - len(t.lstrip()) for _, t in block if t.strip()]
+        cut = min(indents, default=0)  # MyST dedents the block
+        return [(index, text[cut:]) for index, text in block]
+    found = []
+    for index, line in enumerate(lines):
+        stripped = line.lstrip()
+        if not stripped.startswith(":") or stripped.startswith(":::"):
+            break
+        found.append((index, stripped[1:]))
+    return found
+
+
+@cache
+def _lookup_document():
+    """A document for docutils' directive lookup to put its notes in (unread)."""
+    settings = frontend.get_default_settings(rst.Parser)
+    settings.report_level = settings.halt_level = 5
+    return utils.new_document("<kb>", settings)
+
+
+def _takes_options(language: str, name: str) -> bool:
+    """Whether MyST reads an option block for the directive ``name``: it
+    does for a directive class with an ``option_spec`` that is true (looked
+    up as MyST looks it up, in this build's registry). A name docutils does
+    not know (a domain's directive, or an unknown one, which MyST reports)
+    is taken to have options."""
+    directive, _notes = rst_directives.directive(
+        name, rst_languages.get_language(language), _lookup_document()
+    )
+    return directive is None or bool(getattr(directive, "option_spec", None))
+
+
+def repeated_options(config, text: str) -> list[tuple[int, str, int]]:
+    """(1-based line, key, 1-based line of its first value) of each directive
+    option given again in the same option block, directives in directives
+    included."""
+    md = kb_markdown.parser(config.myst_enable_extensions)
+    language = config.language or "en"
+    found = []
+    for tokens, offset in kb_markdown.texts(md, text):
+        for token in tokens:
+            name = kb_markdown.directive_name(token)
+            if name is None or not token.map or not _takes_options(language, name):
+                continue
+            body_line = token.map[0] + offset + 2  # the body starts on the line after the opening
+            seen: dict[str, int] = {}
+            for index, line in _option_lines(token.content):
+                key = _OPTION_KEY.match(line)
+                if key is None:
+                    continue
+                key = next(part for part in key.groups() if part is not None)
+                if key in seen:
+                    found.append((body_line + index, key, seen[key]))
+                else:
+                    seen[key] = body_line + index
+    return found
+
+
+def report_repeated_options(config, text: str, location, where: str = "") -> None:
+    """Report each option given twice (KB065), at ``location(line)``; for a
+    text that is not a file of its own (a glossary definition), ``where``
+    names it instead of the line of the first value."""
+    for line, key, first in repeated_options(config, text):
+        logger.warning(
+            "KB065 the option :%s: is given again %s: the directive would keep only the last "
+            "value, without a word; give each option once",
+            key,
+            where or f"(first on line {first})",
+            location=location(line),
+            type="kb",
+            subtype="option",
+        )
+
+
 # -- KB094 blank runs: Pygments' lexers take time with the square of a run of
 # lines holding only spaces or tabs (20,000 such lines: a minute; a 1 MiB page
 # of them: hours), in any code block. No page needs more than this many in a row.
@@ -215,6 +318,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
     if str(app.env.doc2path(docname)).endswith(".md"):
         source[0] = cut_blank_runs(source[0], lambda line: (docname, line))
         _report_depth(app, source[0], lambda line: (docname, line))
+        report_repeated_options(app.config, source[0], lambda line: (docname, line))
         source[0] = cut_too_deep(app.config, source[0], lambda line: (docname, line))
 
 
@@ -318,6 +422,7 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     content[0] = cut_blank_runs(content[0], lambda line: f"{path}:{line}")
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
     if path.suffix == ".md":
+        report_repeated_options(app.config, content[0], lambda line: f"{path}:{line}")
         content[0] = cut_too_deep(app.config, content[0], lambda line: f"{path}:{line}")
     else:  # read as reStructuredText
         line = _rst_deep_line(content[0].split("\n"))

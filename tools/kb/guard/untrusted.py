@@ -500,6 +500,16 @@ class ConfinedCSVTable(_Confined, CSVTable):
                         subtype="nesting",
                     )
                     return True
+                if repeated := silent_loss.repeated_options(self.config, "\n".join(lines)):
+                    logger.warning(
+                        "KB065 a cell of this csv-table gives the option :%s: of a directive again: "
+                        "the directive would keep only the last value, without a word; give each option once",
+                        repeated[0][1],
+                        location=directive_location(self),
+                        type="kb",
+                        subtype="option",
+                    )
+                    return True
         return False
 
     def cell_reads_a_file(self, text: str) -> bool:

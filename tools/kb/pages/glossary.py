@@ -43,7 +43,7 @@ from kb.core import data as kb_data
 from kb.core.i18n import _
 from kb.core.log import getLogger
 from kb.core.store import documents
-from kb.guard.silent_loss import cut_blank_runs, cut_too_deep, too_deep
+from kb.guard.silent_loss import cut_blank_runs, cut_too_deep, report_repeated_options, too_deep
 from kb.guard.untrusted import file_readers
 from kb.pages.listings import holds_listing
 from kb.site import output_state
@@ -156,6 +156,7 @@ class GlossaryDirective(SphinxDirective):
 
         - nesting deeper than MyST keeps (it drops the rest silently), or
           directives or rST nested past Python's recursion limit: KB053;
+        - a directive option given twice (MyST keeps the last): KB065;
         - a file pulled in with {include}, {literalinclude}, a csv-table's
           :file: or rST in {eval-rst}: a definition is a few sentences of its
           own text, and an included file's problems would be reported at the
@@ -173,6 +174,8 @@ class GlossaryDirective(SphinxDirective):
                 type="kb",
                 subtype="nesting",
             )
+        # an option given twice: the directive keeps the last (KB065)
+        report_repeated_options(self.config, text, lambda _line: where, "in this definition")
         # directives or rST nested past Python's recursion limit: dropped (KB053)
         text = cut_too_deep(self.config, text, lambda _line: where)
         # a long run of whitespace-only lines: slow to highlight (KB094)
