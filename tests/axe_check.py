@@ -9,7 +9,7 @@ from pathlib import Path
 AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 OPTIONS = f"{{resultTypes: ['violations'], runOnly: {{type: 'tag', values: {TAGS}}}}}"
-# Every rule axe has, best practices included (the key pages' check)
+# axe's default rules, best practices included (the key pages' check)
 EVERY_RULE = "{resultTypes: ['violations']}"
 # The rules of TAGS that read colours (axe's own category tag cat.color:
 # color-contrast, link-in-text-block), as the page's axe lists them.
@@ -34,24 +34,47 @@ def _run(context: str, options: str) -> str:
     """A JavaScript expression: axe.run without the CSS selectors of the
     elements it found (a third of its time on the site's pages), then,
     only when a finding is serious, again with them, to name the elements.
-    (`selectors` is one of axe.run's documented options.)"""
+    Every finding of the first run is kept: the second only adds the names
+    (`selectors` is one of axe.run's documented options)."""
     return (
-        f"axe.run({context}, {{...{options}, selectors: false}}).then(r =>"
-        f" r.violations.some(v => {SERIOUS}.includes(v.impact)) ? axe.run({context}, {options}) : r)"
+        f"axe.run({context}, {{...{options}, selectors: false}}).then(first =>"
+        f" !first.violations.some(v => {SERIOUS}.includes(v.impact)) ? first :"
+        f" axe.run({context}, {options}).then(named => ({{violations: first.violations.map(v =>"
+        " named.violations.find(n => n.id === v.id) || v)})))"
     )
+
+
+def settle(page) -> None:
+    """Wait for the colour transitions a change of theme or scheme started
+    (furo's copy button fades its colour): a check that runs before they
+    end reads the colours in between."""
+    page.evaluate(
+        "() => Promise.all(document.getAnimations()"
+        ".filter(a => a instanceof CSSTransition).map(a => a.finished.catch(() => null)))"
+    )
+
+
+def switch_scheme(page, scheme: str) -> None:
+    """Show the open page in the colour scheme ``scheme`` ("light", "dark"),
+    its transitions ended. The site's colours follow the scheme in CSS
+    alone, so this is the page as opened in that scheme; a lazy image of the
+    other scheme's diagram may not have loaded yet, which no rule of these
+    checks reads."""
+    page.emulate_media(color_scheme=scheme)
+    settle(page)
 
 
 def start(page, include: str | None = None, colours: bool = False, every_rule: bool = False) -> None:
     """Start axe on the page (on `include`, a CSS selector, or the whole
-    document) without waiting: pages in other tabs can run at the same time.
-    The rules of TAGS, or with every_rule=True all of axe's.
+    document) without waiting for it (`serious` does). The rules of TAGS,
+    or with every_rule=True axe's default ones.
 
     colours=True: for a page already checked in the other colour scheme,
     only what the scheme changes: the rules that read colours, on the whole
     page, and every rule on what furo shows in one scheme only (ONE_SCHEME).
     Every other rule reads the document's structure, which the scheme does
     not change."""
-    if not page.evaluate("() => typeof axe === 'object'"):  # not preloaded
+    if not page.evaluate("() => typeof window.axe?.run === 'function'"):  # not preloaded
         page.add_script_tag(path=str(AXE))
     context = f"{{include: [[{include!r}]]}}" if include else "document"
     if not colours:
@@ -73,7 +96,7 @@ def serious(page) -> list[str]:
     """The serious and critical findings of the run `start` began."""
     result = page.evaluate("() => window.kbAxe")
     return [
-        f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes'][:3]]}"
+        f"{v['id']} ({v['impact']}): {v['help']} — {[n.get('target') for n in v['nodes'][:3]]}"
         for v in result["violations"]
         if v["impact"] in SERIOUS
     ]

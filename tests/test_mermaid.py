@@ -500,6 +500,7 @@ def test_diagram_pages_pass_axe_in_both_colour_schemes(page, server):
         for scheme, system in (("light", "dark"), ("dark", "light")):
             page.emulate_media(color_scheme=system)
             page.evaluate(f"document.body.dataset.theme = '{scheme}'")
+            axe_check.settle(page)
             assert {
                 v
                 for v in page.evaluate(

@@ -100,7 +100,7 @@ def test_every_page_passes_axe_in_both_colour_schemes(browser, server, site):
     changes (the rules that read colours, and every rule on what only one
     scheme shows: axe_check.start's colours). The site's colours follow the
     scheme in CSS alone (furo's "auto" theme), so the switched page is the
-    page opened in the dark scheme."""
+    page opened in the dark scheme (axe_check.switch_scheme)."""
     context = browser.new_context(bypass_csp=True, viewport=DESKTOP)
     axe_check.preload(context)
     pg = context.new_page()
@@ -110,8 +110,7 @@ def test_every_page_passes_axe_in_both_colour_schemes(browser, server, site):
         open_page(pg, f"{server}/{name}", "load")
         for scheme in ("light", "dark"):
             if scheme == "dark":
-                pg.emulate_media(color_scheme="dark")
-                assert pg.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")
+                axe_check.switch_scheme(pg, "dark")
             if bad := axe_check.check(pg, colours=scheme == "dark"):
                 found[f"{name} ({scheme})"] = bad
     context.close()
@@ -122,7 +121,8 @@ def test_every_page_passes_axe_in_both_colour_schemes(browser, server, site):
 def test_the_dark_scheme_check_finds_what_the_scheme_changes(page, server):
     """What the sweep above runs on a page switched to the dark scheme
     (axe_check.start with colours) finds a colour that fails there only (the
-    switch restyles the page) and a mistake in what only the dark scheme
+    switch restyles the page, and the check reads the colours a transition
+    ends on) and a mistake in what only the dark scheme
     shows; a mistake the light scheme's run finds (an image without alt
     that both schemes show) is left to that run."""
     page.emulate_media(color_scheme="light")
@@ -133,15 +133,17 @@ def test_the_dark_scheme_check_finds_what_the_scheme_changes(page, server):
         `<p id="kb-dim" style="color:#333">暗字</p>`
         + `<img id="kb-dark" class="only-dark" src="${image}">`
         + `<img id="kb-light" class="only-light" src="${image}">`
-        + `<img id="kb-both" src="${image}">`)""",
+        + `<img id="kb-both" src="${image}">`
+        + `<p id="kb-fade" style="background:#fff;color:var(--color-foreground-primary);transition:color .5s">渐变</p>`)""",
         image,
     )
     light = "\n".join(axe_check.check(page))
-    assert "#kb-both" in light and "#kb-dim" not in light, light
-    page.emulate_media(color_scheme="dark")
+    assert "#kb-both" in light and "#kb-dim" not in light and "#kb-fade" not in light, light
+    axe_check.switch_scheme(page, "dark")
     axe_check.start(page, colours=True)
     found = "\n".join(axe_check.serious(page))
-    assert "color-contrast" in found and "#kb-dim" in found, found
+    # read once the colours stopped changing: #kb-fade's, half a second
+    assert "color-contrast" in found and "#kb-dim" in found and "#kb-fade" in found, found
     assert "image-alt" in found and "#kb-dark" in found, found
     assert "#kb-light" not in found and "#kb-both" not in found, found
 
