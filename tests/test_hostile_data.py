@@ -551,8 +551,17 @@ TWICE = "```{admonition} 标题\n:class: tip\n:collapsible:\n:class: warning\n\n
         ("```{admonition} 标题\n:class: tip\n:name: n\n\n:class: warning\n```\n", []),
         ("```{admonition} 标题\n---\nclass: |\n  class: x\nname: n\n---\nclass: body\n```\n", []),
         ("```{code-block} yaml\n---\nclass: a\n---\n```\n\n```{note}\n:class: a\n```\n", []),
+        # keys as MyST reads them: escapes, a byte order mark, Unicode line breaks
+        (':::{note}\n:"cl\\x61ss": a\n:class: b\n:::\n', [(3, "class", 2)]),
+        (":::{note}\n:\ufeffclass: a\n:class: b\n:::\n", [(3, "class", 2)]),
+        (":::{note}\n:class: a\u2028:class: b\n:::\n", [(2, "class", 2)]),
+        ("```{note}\n---\nclass: a\x85class: b\n---\n```\n", [(3, "class", 3)]),
         # a directive without options reads such lines as its body, as MyST does
         ("```{epigraph}\n:a: 1\n:a: 2\n```\n", []),
+        ("```{eval-rst}\n:Author: A\n:Author: B\n```\n", []),
+        # a value over two lines, and bodies that are not blocks of Markdown
+        (':::{note}\n:name: "a\n:class: b"\n:class: c\n:::\n', []),
+        ("````{parsed-literal}\n```{note}\n:class: a\n:class: b\n```\n````\n", []),
     ],
     ids=[
         "colon",
@@ -563,7 +572,14 @@ TWICE = "```{admonition} 标题\n:class: tip\n:collapsible:\n:class: warning\n\n
         "once",
         "yaml-value",
         "two-directives",
+        "escaped-key",
+        "bom",
+        "line-separator",
+        "next-line",
         "no-options",
+        "eval-rst",
+        "quoted-value",
+        "parsed-literal",
     ],
 )
 def test_an_option_given_twice_is_found_where_myst_reads_options(body, repeated):

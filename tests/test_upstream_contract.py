@@ -1,4 +1,4 @@
-"""Behaviour of Sphinx that the kb package relies on without a documented
+"""Behaviour of Sphinx and MyST that the kb package relies on without a documented
 API for it, pinned here so that an upgrade fails loudly, with the module to
 mend, instead of changing the site quietly. (Others are pinned beside their
 module: tests/test_ext_store.py (toctrees), tests/test_ext_build_speed.py
@@ -41,3 +41,25 @@ def test_the_std_domain_keeps_labels_as_page_anchor_and_title(build_root):
     std = app.env.get_domain("std")
     assert std.labels["lbl-a"] == ("a", "lbl-a", "Page A")
     assert std.anonlabels["lbl-a"] == ("a", "lbl-a")
+
+
+def test_myst_reads_option_keys_with_options_to_tokens_and_keeps_the_last(tmp_path):
+    """kb.guard.silent_loss (KB065) reads a directive's option block with
+    MyST's own reader, ``options_to_tokens`` (not in MyST's documented API),
+    because MyST keeps only the last value of a key given twice, without a
+    word. If this fails: MyST changed its reader (mend _option_block and
+    repeated_options), or it now reports or keeps a repeated key itself (then
+    KB065 may go)."""
+    from docutils.parsers.rst.directives.admonitions import Admonition
+    from myst_parser.parsers.directives import parse_directive_text
+    from myst_parser.parsers.options import options_to_tokens
+
+    pairs, _state = options_to_tokens('class: a\n"cl\\x61ss": b\nname: "x\n  y"\nclass: c')
+    assert [(k.value, k.start.line) for k, _v in pairs] == [
+        ("class", 0),
+        ("class", 1),
+        ("name", 2),
+        ("class", 4),
+    ]
+    result = parse_directive_text(Admonition, "标题", ":class: a\n:class: b\n\n正文")
+    assert result.options["class"] == ["b"] and result.warnings == []

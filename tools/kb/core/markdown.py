@@ -36,6 +36,9 @@ LITERAL_BODIES = frozenset(
         "csv-table",
         "toctree",
         "glossary",
+        # read as lines of inline text, not as blocks
+        "parsed-literal",
+        "line-block",
     }
 )
 

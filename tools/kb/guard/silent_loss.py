@@ -42,6 +42,7 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+import textwrap
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,14 @@ from docutils import frontend, utils
 from docutils.parsers import rst
 from docutils.parsers.rst import directives as rst_directives
 from docutils.parsers.rst import languages as rst_languages
+
+# MyST documents no API that reads a directive's option block (how the block
+# is read is itself open upstream: jupyter-book/myst-spec#51). Its own reader
+# is used for KB065, so that the keys are the ones MyST reads (quotes,
+# escapes, values over several lines, Unicode line breaks);
+# tests/test_upstream_contract.py fails if it changes or if MyST stops
+# keeping the last value of a key.
+from myst_parser.parsers.options import TokenizeError, options_to_tokens
 
 from kb.core import markdown as kb_markdown
 from kb.core import store as kb_store
@@ -179,30 +188,35 @@ def _report_depth(app, text: str, location) -> None:
 
 # -- KB065 an option given twice ------------------------------------------------
 
-# A key of an option line: a plain word up to ": " (or the line's end), or quoted
-_OPTION_KEY = re.compile(r"""(?:'([^']*)'|"([^"]*)"|([^\s'"#:][^:]*?))[ \t]*:(?:[ \t]|$)""")
+# Directives MyST reads by name, never reading options for them
+NO_OPTION_BLOCK = frozenset({"eval-rst"})
 
 
-def _option_lines(body: str) -> list[tuple[int, str]]:
-    """(0-based line of ``body``, text) of each line of the option block MyST
-    reads at the start of a directive's body, keys at column 0."""
-    lines = body.split("\n")
+def _option_block(body: str) -> tuple[str, list[int]] | None:
+    """The option block MyST reads at the start of a directive's body (as
+    myst_parser's _parse_directive_options finds it), and the 0-based line
+    of ``body`` (counted in newlines) of each of the block's lines."""
+    parts = body.splitlines(keepends=True)
+    at = [0]
+    for part in parts:
+        at.append(at[-1] + part.count("\n"))
+    lines = [part.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029") for part in parts]
     if body.startswith("---"):
         block = []
-        for index, line in enumerate(lines[1:], 1):
+        for line in lines[1:]:
             if line.startswith("---"):
                 break
-            block.append((index, line))
-        indents = [len(t) - len(t.lstrip()) for _, t in block if t.strip()]
-        cut = min(indents, default=0)  # MyST dedents the block
-        return [(index, text[cut:]) for index, text in block]
-    found = []
-    for index, line in enumerate(lines):
-        stripped = line.lstrip()
-        if not stripped.startswith(":") or stripped.startswith(":::"):
-            break
-        found.append((index, stripped[1:]))
-    return found
+            block.append(line)
+        return textwrap.dedent("\n".join(block)), at[1 : 1 + len(block)]
+    if body.lstrip().startswith(":"):
+        block = []
+        for line in lines:
+            stripped = line.lstrip()
+            if not stripped.startswith(":") or stripped.startswith(":::"):
+                break
+            block.append(stripped[1:])
+        return "\n".join(block), at[: len(block)]
+    return None
 
 
 @cache
@@ -216,9 +230,13 @@ def _lookup_document():
 def _takes_options(language: str, name: str) -> bool:
     """Whether MyST reads an option block for the directive ``name``: it
     does for a directive class with an ``option_spec`` that is true (looked
-    up as MyST looks it up, in this build's registry). A name docutils does
-    not know (a domain's directive, or an unknown one, which MyST reports)
-    is taken to have options."""
+    up as MyST looks it up, in this build's registry). A domain's directive
+    (``py:function``) or a name docutils does not know (MyST reports it) is
+    taken to have options."""
+    if name in NO_OPTION_BLOCK:
+        return False
+    if ":" in name:  # not looked up: Sphinx's lookup warns of an unknown domain without a place
+        return True
     directive, _notes = rst_directives.directive(
         name, rst_languages.get_language(language), _lookup_document()
     )
@@ -237,17 +255,21 @@ def repeated_options(config, text: str) -> list[tuple[int, str, int]]:
             name = kb_markdown.directive_name(token)
             if name is None or not token.map or not _takes_options(language, name):
                 continue
+            block = _option_block(token.content)
+            if block is None:
+                continue
+            try:
+                pairs, _state = options_to_tokens(block[0])
+            except TokenizeError:  # MyST reports it (myst.directive_option)
+                continue
             body_line = token.map[0] + offset + 2  # the body starts on the line after the opening
             seen: dict[str, int] = {}
-            for index, line in _option_lines(token.content):
-                key = _OPTION_KEY.match(line)
-                if key is None:
-                    continue
-                key = next(part for part in key.groups() if part is not None)
-                if key in seen:
-                    found.append((body_line + index, key, seen[key]))
+            for key, _value in pairs:
+                line = body_line + block[1][min(key.start.line, len(block[1]) - 1)]
+                if key.value in seen:
+                    found.append((line, key.value, seen[key.value]))
                 else:
-                    seen[key] = body_line + index
+                    seen[key.value] = line
     return found
 
 
