@@ -530,6 +530,8 @@ def test_directives_nested_past_the_recursion_limit_in_a_definition_fail_at_the_
 
 # -- KB065: a directive option given twice (MyST keeps the last value, silently)
 
+# conf.py's (field lists change what a directive's body holds)
+EXTENSIONS = ["colon_fence", "deflist", "fieldlist"]
 TWICE = "```{admonition} 标题\n:class: tip\n:collapsible:\n:class: warning\n\n正文\n```\n"
 
 
@@ -562,6 +564,17 @@ TWICE = "```{admonition} 标题\n:class: tip\n:collapsible:\n:class: warning\n\n
         # a value over two lines, and bodies that are not blocks of Markdown
         (':::{note}\n:name: "a\n:class: b"\n:class: c\n:::\n', []),
         ("````{parsed-literal}\n```{note}\n:class: a\n:class: b\n```\n````\n", []),
+        # the body as MyST reads it, after the option block: a list after a field-like option
+        (
+            "````{admonition} 步骤\n:class: tip\n  2. ```{note}\n     :class: a\n     :class: b\n     x\n     ```\n````\n",
+            [(5, "class", 4)],
+        ),
+        (
+            "```{admonition} 示例\n:class: tip\n\n    :::{note}\n    :class: a\n    :class: b\n    :::\n```\n",
+            [],
+        ),
+        # once per key and block
+        (":::{note}\n:class: a\n:class: b\n:class: c\n:::\n", [(3, "class", 2)]),
     ],
     ids=[
         "colon",
@@ -580,6 +593,9 @@ TWICE = "```{admonition} 标题\n:class: tip\n:collapsible:\n:class: warning\n\n
         "eval-rst",
         "quoted-value",
         "parsed-literal",
+        "body-list",
+        "body-code",
+        "three-times",
     ],
 )
 def test_an_option_given_twice_is_found_where_myst_reads_options(body, repeated):
@@ -587,7 +603,7 @@ def test_an_option_given_twice_is_found_where_myst_reads_options(body, repeated)
 
     from kb.guard.silent_loss import repeated_options
 
-    config = SimpleNamespace(myst_enable_extensions=["colon_fence"], language="zh_CN")
+    config = SimpleNamespace(myst_enable_extensions=EXTENSIONS, language="zh_CN")
     assert repeated_options(config, body) == repeated
 
 
@@ -599,7 +615,16 @@ def test_an_option_given_twice_fails_at_its_line_in_a_page_an_include_a_definiti
     (tiny / "docs/training/README.md").write_text("前言\n\n" + TWICE, encoding="utf-8")
     cell = '"' + TWICE.replace("```", ":::") + '"'  # a ``` fence would close the table's
     page.write_text(
-        text + "\n" + TWICE + "\n```{include} README.md\n```\n\n```{csv-table} 表\n" + cell + ",b\n```\n",
+        text
+        + "\n"
+        + TWICE
+        + "\n```{include} README.md\n```\n\n```{csv-table} 表\n"
+        + cell
+        + ",b\n```\n"
+        # registered by the site, without options: such lines are its body (no KB065)
+        + "\n```{details} 展开\n:a: 1\n:a: 2\n```\n"
+        # and one with AnyOption (kb.calc): its options are read
+        + "\n```{calculator} rent-vs-buy\n:rent: 3\n:rent: 4\n```\n",
         encoding="utf-8",
     )
     glossary = tiny / "data/glossary.yaml"
@@ -608,11 +633,13 @@ def test_an_option_given_twice_fails_at_its_line_in_a_page_an_include_a_definiti
         entries + "- id: twice-term\n  zh: 两次\n  def: " + json.dumps(TWICE) + "\n", encoding="utf-8"
     )
     table = at + TWICE.count("\n") + 4
-    assert_fails_at(
+    out = assert_fails_at(
         tiny,
         f"training/x.md:{at + 3}: WARNING: KB065 the option :class: is given again (first on line {at + 1})",
         "training/README.md:6: WARNING: KB065 the option :class: is given again (first on line 4)",
         f"data/glossary.yaml:{entries.count(chr(10)) + 1}: WARNING: KB065 the option :class: is given again in "
         "this definition: the directive",
         f"training/x.md:{table}: WARNING: KB065 a cell of this csv-table gives the option :class: of a directive again",
+        ": WARNING: KB065 the option :rent: is given again",
     )
+    assert out.count("KB065") == 5, out[-3000:]

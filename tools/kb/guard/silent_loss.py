@@ -196,6 +196,8 @@ def _option_block(body: str) -> tuple[str, list[int]] | None:
     """The option block MyST reads at the start of a directive's body (as
     myst_parser's _parse_directive_options finds it), and the 0-based line
     of ``body`` (counted in newlines) of each of the block's lines."""
+    if not body.startswith("---") and not body.lstrip().startswith(":"):
+        return None
     parts = body.splitlines(keepends=True)
     at = [0]
     for part in parts:
@@ -208,6 +210,7 @@ def _option_block(body: str) -> tuple[str, list[int]] | None:
                 break
             block.append(line)
         return textwrap.dedent("\n".join(block)), at[1 : 1 + len(block)]
+    # (the ":" form)
     if body.lstrip().startswith(":"):
         block = []
         for line in lines:
@@ -245,32 +248,62 @@ def _takes_options(language: str, name: str) -> bool:
 
 def repeated_options(config, text: str) -> list[tuple[int, str, int]]:
     """(1-based line, key, 1-based line of its first value) of each directive
-    option given again in the same option block, directives in directives
-    included."""
+    option given again in the same option block (once per key and block),
+    directives in directives included: each directive's body is read as
+    MyST reads it, after its option block."""
     md = kb_markdown.parser(config.myst_enable_extensions)
     language = config.language or "en"
-    found = []
-    for tokens, offset in kb_markdown.texts(md, text):
-        for token in tokens:
+    found: list[tuple[int, str, int]] = []
+    bodies = [(text, 0, 0)]  # text, 0-based line of the page it starts on, depth
+    while bodies:
+        body, offset, depth = bodies.pop()
+        for token in kb_markdown.parsed(md, body):
             name = kb_markdown.directive_name(token)
-            if name is None or not token.map or not _takes_options(language, name):
+            if name is None or not token.map:
                 continue
-            block = _option_block(token.content)
-            if block is None:
-                continue
-            try:
-                pairs, _state = options_to_tokens(block[0])
-            except TokenizeError:  # MyST reports it (myst.directive_option)
-                continue
-            body_line = token.map[0] + offset + 2  # the body starts on the line after the opening
-            seen: dict[str, int] = {}
-            for key, _value in pairs:
-                line = body_line + block[1][min(key.start.line, len(block[1]) - 1)]
-                if key.value in seen:
-                    found.append((line, key.value, seen[key.value]))
-                else:
-                    seen[key.value] = line
-    return found
+            start = token.map[0] + offset + 1  # 0-based line of the page where the directive's body starts
+            content, skipped = token.content, 0
+            if _takes_options(language, name) and (block := _option_block(content)) is not None:
+                found += _repeated_keys(block, start)
+                skipped = _block_lines(content)
+                content = "\n".join(content.split("\n")[skipped:])
+            if name not in kb_markdown.LITERAL_BODIES and depth < kb_markdown.MAX_DIRECTIVE_DEPTH:
+                bodies.append((content, start + skipped, depth + 1))
+    return sorted(found)
+
+
+def _repeated_keys(block: tuple[str, list[int]], start: int) -> list[tuple[int, str, int]]:
+    """The keys given again in an option block (see repeated_options)."""
+    try:
+        pairs, _state = options_to_tokens(block[0])
+    except TokenizeError:  # MyST reports it (myst.directive_option)
+        return []
+    seen: dict[str, int] = {}
+    found = []
+    for key, _value in pairs:
+        line = start + 1 + block[1][min(key.start.line, len(block[1]) - 1)]
+        if key.value not in seen:
+            seen[key.value] = line
+        elif seen[key.value] > 0:
+            found.append((line, key.value, seen[key.value]))
+            seen[key.value] = -seen[key.value]  # reported: once per key
+    return [(line, key, -first if first < 0 else first) for line, key, first in found]
+
+
+def _block_lines(body: str) -> int:
+    """How many lines (counted in newlines) of ``body`` the option block MyST
+    reads takes, its closing ``---`` included."""
+    lines = body.split("\n")
+    if body.startswith("---"):
+        closing = next((i for i, line in enumerate(lines[1:], 1) if line.startswith("---")), None)
+        return len(lines) if closing is None else closing + 1
+    count = 0
+    for line in lines:
+        stripped = line.lstrip()
+        if not stripped.startswith(":") or stripped.startswith(":::"):
+            break
+        count += 1
+    return count
 
 
 def report_repeated_options(config, text: str, location, where: str = "") -> None:
