@@ -66,12 +66,12 @@ def test_myst_reads_option_keys_with_options_to_tokens_and_keeps_the_last(tmp_pa
 
 
 def test_the_option_block_is_where_myst_finds_it():
-    """kb.guard.silent_loss._option_block and _block_lines find a directive's
+    """kb.guard.silent_loss._option_block finds a directive's
     option block as myst_parser's _parse_directive_options does (the lines
     starting with ":" but not ":::", or a "---" block, dedented). If this
-    fails, MyST moved the block: mend them."""
+    fails, MyST moved the block: mend it."""
     from docutils.parsers.rst.directives.admonitions import Admonition
-    from kb.guard.silent_loss import _block_lines, _option_block
+    from kb.guard.silent_loss import _option_block
     from myst_parser.parsers.directives import _parse_directive_options
     from myst_parser.parsers.options import options_to_tokens
 
@@ -81,11 +81,13 @@ def test_the_option_block_is_where_myst_finds_it():
         "---\n  class: a\n  name: n\n---\ntext",
         "----\nclass: a\n---\ntext\n",
         "text\n:class: a",
+        ":class: a\n:name: n",
+        "---\nclass: a\n---",
     ]:
         myst = _parse_directive_options(body, Admonition, as_yaml=False, line=1)
         block = _option_block(body)
         assert (block is not None) == myst.has_options, body
-        assert (_block_lines(body) if block else 0) == myst.option_line_count, body
+        assert (block[2] if block else 0) == myst.option_line_count, body
         if block:
             keys = [k.value for k, _v in options_to_tokens(block[0])[0]]
             assert keys == list(myst.options), body

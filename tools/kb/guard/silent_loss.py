@@ -192,34 +192,36 @@ def _report_depth(app, text: str, location) -> None:
 NO_OPTION_BLOCK = frozenset({"eval-rst"})
 
 
-def _option_block(body: str) -> tuple[str, list[int]] | None:
+def _option_block(body: str) -> tuple[str, list[int], int] | None:
     """The option block MyST reads at the start of a directive's body (as
-    myst_parser's _parse_directive_options finds it), and the 0-based line
-    of ``body`` (counted in newlines) of each of the block's lines."""
+    myst_parser's _parse_directive_options finds it): its text, the 0-based
+    line of ``body`` (counted in newlines) of each of its lines, and how many
+    such lines of ``body`` it takes (a closing ``---`` included)."""
     if not body.startswith("---") and not body.lstrip().startswith(":"):
         return None
     parts = body.splitlines(keepends=True)
-    at = [0]
+    at = [0]  # the line each part starts on; past the last part, the line after the body
     for part in parts:
         at.append(at[-1] + part.count("\n"))
+    at[-1] = body.count("\n") + 1
     lines = [part.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029") for part in parts]
     if body.startswith("---"):
         block = []
         for line in lines[1:]:
             if line.startswith("---"):
+                taken = at[len(block) + 1] + 1
                 break
             block.append(line)
-        return textwrap.dedent("\n".join(block)), at[1 : 1 + len(block)]
-    # (the ":" form)
-    if body.lstrip().startswith(":"):
-        block = []
-        for line in lines:
-            stripped = line.lstrip()
-            if not stripped.startswith(":") or stripped.startswith(":::"):
-                break
-            block.append(stripped[1:])
-        return "\n".join(block), at[: len(block)]
-    return None
+        else:  # no closing line: all of it
+            taken = at[-1]
+        return textwrap.dedent("\n".join(block)), at[1 : 1 + len(block)], taken
+    block = []
+    for line in lines:
+        stripped = line.lstrip()
+        if not stripped.startswith(":") or stripped.startswith(":::"):
+            break
+        block.append(stripped[1:])
+    return "\n".join(block), at[: len(block)], at[len(block)]
 
 
 @cache
@@ -265,45 +267,28 @@ def repeated_options(config, text: str) -> list[tuple[int, str, int]]:
             content, skipped = token.content, 0
             if _takes_options(language, name) and (block := _option_block(content)) is not None:
                 found += _repeated_keys(block, start)
-                skipped = _block_lines(content)
+                skipped = block[2]
                 content = "\n".join(content.split("\n")[skipped:])
             if name not in kb_markdown.LITERAL_BODIES and depth < kb_markdown.MAX_DIRECTIVE_DEPTH:
                 bodies.append((content, start + skipped, depth + 1))
     return sorted(found)
 
 
-def _repeated_keys(block: tuple[str, list[int]], start: int) -> list[tuple[int, str, int]]:
-    """The keys given again in an option block (see repeated_options)."""
+def _repeated_keys(block: tuple[str, list[int], int], start: int) -> list[tuple[int, str, int]]:
+    """The keys given again in an option block, once each (see repeated_options)."""
     try:
         pairs, _state = options_to_tokens(block[0])
     except TokenizeError:  # MyST reports it (myst.directive_option)
         return []
-    seen: dict[str, int] = {}
-    found = []
+    first: dict[str, int] = {}
+    found = {}
     for key, _value in pairs:
         line = start + 1 + block[1][min(key.start.line, len(block[1]) - 1)]
-        if key.value not in seen:
-            seen[key.value] = line
-        elif seen[key.value] > 0:
-            found.append((line, key.value, seen[key.value]))
-            seen[key.value] = -seen[key.value]  # reported: once per key
-    return [(line, key, -first if first < 0 else first) for line, key, first in found]
-
-
-def _block_lines(body: str) -> int:
-    """How many lines (counted in newlines) of ``body`` the option block MyST
-    reads takes, its closing ``---`` included."""
-    lines = body.split("\n")
-    if body.startswith("---"):
-        closing = next((i for i, line in enumerate(lines[1:], 1) if line.startswith("---")), None)
-        return len(lines) if closing is None else closing + 1
-    count = 0
-    for line in lines:
-        stripped = line.lstrip()
-        if not stripped.startswith(":") or stripped.startswith(":::"):
-            break
-        count += 1
-    return count
+        if key.value not in first:
+            first[key.value] = line
+        elif key.value not in found:
+            found[key.value] = (line, key.value, first[key.value])
+    return list(found.values())
 
 
 def report_repeated_options(config, text: str, location, where: str = "") -> None:
