@@ -33,3 +33,21 @@ def build_root(make_app, tmp_path):
         return app
 
     return build
+
+
+def myst_env(folder: Path, extensions: list[str], language: str = "zh_CN"):
+    """The build environment of a project with MyST (and these MyST extensions),
+    set up and not built: the domains and settings kb.core.markdown reads.
+    What the project registered with docutils is undone at once
+    (SphinxTestApp.cleanup), so that builds after it in this process start
+    clean; so a directive that Sphinx adds to docutils' registry
+    (``code-block``) is unknown here, and a domain's (``py:function``) known."""
+    from sphinx.testing.util import SphinxTestApp
+
+    (folder / "conf.py").write_text(
+        f"extensions = ['myst_parser']\nlanguage = {language!r}\nmyst_enable_extensions = {extensions!r}\n",
+        encoding="utf-8",
+    )
+    app = SphinxTestApp("html", srcdir=folder)
+    app.cleanup()
+    return app.env

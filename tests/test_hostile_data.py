@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from ext_helpers import myst_env
 from kb.core import data as kb_data
 from test_data_errors import GLOSSARY, ROOT, assert_fails_at, build, tiny_project, write
 
@@ -532,6 +533,13 @@ def test_directives_nested_past_the_recursion_limit_in_a_definition_fail_at_the_
 
 # conf.py's (field lists change what a directive's body holds)
 EXTENSIONS = ["colon_fence", "deflist", "fieldlist"]
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return myst_env(tmp_path_factory.mktemp("env"), EXTENSIONS)
+
+
 TWICE = "```{admonition} 标题\n:class: tip\n:collapsible:\n:class: warning\n\n正文\n```\n"
 
 
@@ -598,13 +606,10 @@ TWICE = "```{admonition} 标题\n:class: tip\n:collapsible:\n:class: warning\n\n
         "three-times",
     ],
 )
-def test_an_option_given_twice_is_found_where_myst_reads_options(body, repeated):
-    from types import SimpleNamespace
-
+def test_an_option_given_twice_is_found_where_myst_reads_options(env, body, repeated):
     from kb.guard.silent_loss import repeated_options
 
-    config = SimpleNamespace(myst_enable_extensions=EXTENSIONS, language="zh_CN")
-    assert repeated_options(config, body) == repeated
+    assert repeated_options(env, body) == repeated
 
 
 def test_an_option_given_twice_fails_at_its_line_in_a_page_an_include_a_definition_and_a_cell(tiny):
@@ -643,3 +648,53 @@ def test_an_option_given_twice_fails_at_its_line_in_a_page_an_include_a_definiti
         ": WARNING: KB065 the option :rent: is given again",
     )
     assert out.count("KB065") == 5, out[-3000:]
+
+
+# -- Text MyST parses on its own: a colon fence that is no directive (a div),
+# and a directive's first line where the directive takes no argument. The
+# page's checks read them as MyST does (kb.core.markdown.walk).
+
+DEEP_LIST = "".join("  " * i + "- 层\n" for i in range(30))
+DEEP_RST = "".join("  " * i + "- 层\n\n" for i in range(150))
+
+
+def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
+    """A ``:::name`` fence is a div whose text MyST parses as Markdown, and the
+    text after ``{note}`` on its first line is the note's body: each holds
+    what the page's checks refuse, reported at its line, and no traceback."""
+    (tiny.parent / "secret.txt").write_text("KB-DIV-SECRET\n", encoding="utf-8")
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    cases = [
+        (
+            ":::aside\n```{include} ../../../secret.txt\n```\n:::\n",
+            1,
+            "KB011 include of '../../../secret.txt'",
+        ),
+        (
+            "::::{note} ```{include} ../../../secret.txt\n```\n::::\n",
+            0,
+            "KB011 include of '../../../secret.txt'",
+        ),
+        (":::aside\n" + DEEP_LIST + ":::\n", 10, "KB053 lists or quotes nested too deep"),
+        (
+            ":::{note}x\n```{tip}\n:class: a\n:class: b\n\n正文\n```\n:::\n",
+            3,
+            "KB065 the option :class: is given again",
+        ),
+        (
+            ":::aside\n```{eval-rst}\n" + DEEP_RST + "```\n:::\n",
+            66,
+            "KB053 reStructuredText nested more than",
+        ),
+    ]
+    expected = []
+    for case, line, message in cases:
+        expected.append(f"training/x.md:{text.count(chr(10)) + 1 + line}: WARNING: {message}")
+        text += case + "\n"
+    page.write_text(text, encoding="utf-8")
+    out = assert_fails_at(tiny, *expected)
+    site = tiny / "_build/html"
+    assert not any("KB-DIV-SECRET" in p.read_text(errors="replace") for p in site.rglob("*.html")), out[
+        -2000:
+    ]

@@ -1,24 +1,49 @@
 """A look at a page's Markdown blocks as MyST sees them, before MyST reads it.
 
 Used by ``kb.guard.untrusted`` (MyST includes, found before MyST reads the file)
-and ``kb.guard.silent_loss`` (nesting deeper than the parser keeps). The parser
-is MyST's own (``create_md_parser`` with the project's
-``myst_enable_extensions``), so fences, colon fences, lists and quotes are
-found exactly where MyST finds them. Directive bodies are parsed again by
-MyST on their own, so they are walked as separate texts here too.
+and ``kb.guard.silent_loss`` (nesting deeper than the parser keeps, options
+given twice). The parser is MyST's own (``create_md_parser`` with the
+project's ``myst_enable_extensions``), so fences, colon fences, lists and
+quotes are found exactly where MyST finds them.
+
+MyST parses some text again on its own, and ``walk`` visits each such text
+as MyST cuts it:
+
+- a directive's body, cut with MyST's ``parse_directive_text`` (in MyST's
+  API reference, ``myst_parser.parsers.directives``): after the option
+  block, and with the text of the first line for a directive that takes no
+  argument (``:::{note} text``); the directive class is the one Sphinx runs
+  (``directive_class``);
+- the text of a colon fence that is no directive (``:::name``): MyST makes
+  it a div and parses its text (since MyST-Parser 0.19,
+  executablebooks/MyST-Parser#713); a backtick fence that is no directive
+  (```` ```{note}x ````) is code.
+
+Which fences are directives, and the div, are not in MyST's API:
+tests/test_upstream_contract.py checks the walk against MyST's own parse.
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
 
+from docutils import frontend, utils
+from docutils.parsers import rst
+from docutils.parsers.rst import Directive
+from docutils.parsers.rst import directives as rst_directives
+from docutils.parsers.rst import languages as rst_languages
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from myst_parser.config.main import MdParserConfig
+from myst_parser.parsers.directives import MarkupError, parse_directive_text
 from myst_parser.parsers.mdit import create_md_parser
+from sphinx.errors import ExtensionError
 
 # Directives whose body is not Markdown: code, diagrams, rST, tables of paths.
 LITERAL_BODIES = frozenset(
@@ -87,58 +112,205 @@ def parsed(md: MarkdownIt, text: str) -> list[Token]:
 
 # Directives inside directives: MyST parses each body a few dozen Python calls
 # deeper, and passes Python's recursion limit at about 120 levels (so would
-# texts() below, at about 500). Deeper than this is refused (KB053).
+# the walk below, at about 500). Deeper than this is refused (KB053).
 MAX_DIRECTIVE_DEPTH = 30
 
 
-def texts(md: MarkdownIt, text: str, offset: int = 0, depth: int = 0) -> Iterator[tuple[list[Token], int]]:
-    """The page's tokens, then those of every directive body (each with the
-    0-based line its text starts on), down to MAX_DIRECTIVE_DEPTH levels."""
-    tokens = parsed(md, text)
-    yield tokens, offset
-    if depth >= MAX_DIRECTIVE_DEPTH:
-        return
-    for token in tokens:
-        name = directive_name(token)
-        if name is not None and name not in LITERAL_BODIES and token.map:
-            yield from texts(md, token.content, token.map[0] + 1 + offset, depth + 1)
+class _Unknown(Directive):
+    """Stands for a directive Sphinx does not know (MyST reports the name and
+    reads no body; the walk reads it anyway): with options and an argument,
+    as every domain's directive has."""
+
+    option_spec = {"class": rst_directives.class_option}
+    optional_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
 
 
-def directive_too_deep(md: MarkdownIt, text: str) -> tuple[int, int] | None:
-    """(first, end) 0-based lines of the outermost directive of ``text`` that
-    holds directives nested more than MAX_DIRECTIVE_DEPTH levels deep, if any."""
-    for token in parsed(md, text):
-        if directive_name(token) is None or not token.map or directive_name(token) in LITERAL_BODIES:
-            continue
-        bodies = [(token.content, 1)]
-        while bodies:
-            body, depth = bodies.pop()
-            for inner in parsed(md, body):
-                name = directive_name(inner)
-                if name is None or not inner.map:
-                    continue
-                if depth >= MAX_DIRECTIVE_DEPTH:
-                    return token.map[0], token.map[1]
-                if name not in LITERAL_BODIES:
-                    bodies.append((inner.content, depth + 1))
+@cache
+def _lookup_document():
+    """A document for docutils' directive lookup to put its notes in (unread)."""
+    settings = frontend.get_default_settings(rst.Parser)
+    settings.report_level = settings.halt_level = 5
+    return utils.new_document("<kb>", settings)
+
+
+# Per build environment: each name's directive class, and the classes whose
+# bodies are not Markdown (a page has dozens of directives, a site thousands).
+_LOOKUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def directive_class(env, name: str) -> type[Directive] | None:
+    """The directive class Sphinx runs for ``{name}`` in a page, found in the
+    order Sphinx looks while MyST parses (sphinx.util.docutils.sphinx_domains):
+    the domain named (``py:function``), else the primary domain; then the
+    standard domain; then docutils' registry, under the page language's
+    names too (``{注意}``). None for a name none of them knows. A page's
+    ``{default-domain}`` is not followed (every domain's directives take an
+    argument, options and a body alike)."""
+    known = _LOOKUPS.setdefault(env, {})
+    name = name.lower()
+    if name not in known:
+        if ":" in name:
+            domain, _, short = name.partition(":")
+        else:
+            domain, short = env.config.primary_domain, name
+        found = None
+        for where in (domain, "std"):
+            try:
+                found = where and env.get_domain(where).directive(short)
+            except ExtensionError:  # no such domain
+                found = None
+            if found:
+                break
+        if not found:
+            language = rst_languages.get_language(env.config.language or "en")
+            found = rst_directives.directive(name, language, _lookup_document())[0]
+        known[name] = found
+    return known[name]
+
+
+def is_literal(env, name: str, cls: type | None) -> bool:
+    """Whether MyST does not parse a directive's body as Markdown: one of
+    LITERAL_BODIES, by any of its names (or a subclass of one)."""
+    if name.lower() in LITERAL_BODIES:
+        return True
+    known = _LOOKUPS.setdefault(env, {})
+    if " literal" not in known:
+        known[" literal"] = tuple(
+            found for literal in LITERAL_BODIES if (found := directive_class(env, literal)) is not None
+        )
+    return cls is not None and issubclass(cls, known[" literal"])
+
+
+@dataclass(frozen=True)
+class Block:
+    """A MyST directive of a page: ``{name} argument`` on its first line."""
+
+    name: str
+    argument: str
+    start: int  # 0-based line of the page of its first line
+    end: int  # 0-based line of the page after its last line
+    content: str  # the text after the first line, as MyST gives it to the directive
+    content_line: int  # 0-based line of the page where ``content`` starts
+    takes_options: bool  # MyST reads an option block at the start of ``content``
+
+
+def _split_info(token: Token) -> tuple[str, str]:
+    """The first word of a fence's info string and the rest (as MyST splits it)."""
+    parts = token.info.strip().split(maxsplit=1)
+    return (parts[0] if parts else ""), (parts[1] if len(parts) > 1 else "")
+
+
+def _inner(env, token: Token, offset: int) -> tuple[Block | None, tuple[str, int] | None]:
+    """What MyST makes of a fence or colon fence of a text that starts on line
+    ``offset`` of the page: the directive it is (if it is one), and the text it
+    parses as Markdown on its own with the line of the page it starts on (a
+    directive's body, or a colon fence that is no directive: a div)."""
+    if token.type not in ("fence", "colon_fence") or not token.map:
+        return None, None
+    first, argument = _split_info(token)
+    line = token.map[0] + offset
+    if not (first.startswith("{") and first.endswith("}") and len(first) > 2):
+        if token.type == "colon_fence":  # a div: its text is Markdown
+            return None, (token.content, line + 1)
+        return None, None  # code
+    name = first[1:-1]
+    content, shift = token.content, 0
+    if token.type == "colon_fence" and content.startswith(":::"):
+        # MyST adds a line, so that a nested fence is not read as options
+        content, shift = "\n" + content, 1
+    if name == "eval-rst":
+        block = Block(name, argument, line, token.map[1] + offset, token.content, line + 1, False)
+        return block, None
+    cls = directive_class(env, name)
+    parse_as = cls or _Unknown
+    block = Block(
+        name, argument, line, token.map[1] + offset, content, line + 1 - shift, bool(parse_as.option_spec)
+    )
+    if is_literal(env, name, cls):
+        return block, None
+    try:
+        body = parse_directive_text(parse_as, argument, content)
+    except MarkupError:  # MyST reports it, and reads no body
+        return block, None
+    return block, ("\n".join(body.body), line + 1 + body.body_offset - shift)
+
+
+@dataclass
+class Text:
+    """A text MyST parses as Markdown on its own: the page, or a body in it."""
+
+    text: str
+    tokens: list[Token]
+    offset: int  # 0-based line of the page of its first line
+    depth: int  # how many bodies it is inside
+    blocks: list[Block]  # its directives
+    outermost: tuple[int, int] | None  # (start, end) of the page's directive or div it is in
+
+
+# The checks of one page walk it a few times (nesting, options, includes):
+# the last few walks are kept.
+_WALKED: OrderedDict[tuple[int, int, str], tuple[weakref.ref, list[Text]]] = OrderedDict()
+WALKS_KEPT = 4
+
+
+def walk(md: MarkdownIt, env, text: str) -> list[Text]:
+    """The page, then each text in it that MyST parses as Markdown on its own
+    (directive bodies as MyST cuts them: after the option block, with the
+    first line's text for a directive that takes no argument; the text of a
+    colon fence that is no directive), down to MAX_DIRECTIVE_DEPTH levels."""
+    key = (id(md), id(env), text)
+    kept = _WALKED.get(key)
+    if kept is None or kept[0]() is not env:  # (an id is used again once its object is gone)
+        kept = _WALKED[key] = (weakref.ref(env), list(_walk(md, env, text)))
+        while len(_WALKED) > WALKS_KEPT:
+            _WALKED.popitem(last=False)
+    return kept[1]
+
+
+def _walk(md: MarkdownIt, env, text: str) -> Iterator[Text]:
+    todo = [(text, 0, 0, None)]
+    while todo:
+        body, offset, depth, outermost = todo.pop()
+        tokens = parsed(md, body)
+        blocks, inner = [], []
+        for token in tokens:
+            block, nested = _inner(env, token, offset)
+            if block is not None:
+                blocks.append(block)
+            if nested is not None and depth < MAX_DIRECTIVE_DEPTH:
+                around = outermost or (token.map[0] + offset, token.map[1] + offset)
+                inner.append((*nested, depth + 1, around))
+        yield Text(body, tokens, offset, depth, blocks, outermost)
+        todo.extend(reversed(inner))
+
+
+def texts(md: MarkdownIt, env, text: str) -> Iterator[tuple[list[Token], int]]:
+    """The page's tokens, then those of every text in it MyST parses on its
+    own (walk), each with the 0-based line of the page it starts on."""
+    for found in walk(md, env, text):
+        yield found.tokens, found.offset
+
+
+def directive_too_deep(md: MarkdownIt, env, text: str) -> tuple[int, int] | None:
+    """(first, end) 0-based lines of the outermost directive or div of ``text``
+    that holds texts nested more than MAX_DIRECTIVE_DEPTH levels deep, if any."""
+    for found in walk(md, env, text):
+        if (
+            found.depth == MAX_DIRECTIVE_DEPTH
+            and found.outermost is not None
+            and any(_inner(env, token, found.offset)[1] is not None for token in found.tokens)
+        ):
+            return found.outermost
     return None
 
 
-def directive_name(token: Token) -> str | None:
-    if token.type not in ("fence", "colon_fence") or not token.info.strip().startswith("{"):
-        return None
-    return token.info.strip()[1:].partition("}")[0].strip()
-
-
-def directives(md: MarkdownIt, text: str) -> Iterator[tuple[str, str, int, int]]:
-    """(name, argument, first line, end line) of every MyST directive in
-    ``text``, 0-based lines of ``text``, directives inside directives included."""
-    for tokens, offset in texts(md, text):
-        for token in tokens:
-            name = directive_name(token)
-            if name is not None and token.map:
-                argument = token.info.strip()[1:].partition("}")[2].strip()
-                yield name, argument, token.map[0] + offset, token.map[1] + offset
+def directives(md: MarkdownIt, env, text: str) -> Iterator[Block]:
+    """Every MyST directive of ``text``, directives inside directives (and
+    inside divs) included; lines are 0-based lines of ``text``."""
+    for found in walk(md, env, text):
+        yield from found.blocks
 
 
 _COLON_OPEN = re.compile(r"^(:{3,})\{([\w-]+)\}")

@@ -43,15 +43,9 @@ import inspect
 import re
 import sys
 import textwrap
-from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
-
-from docutils import frontend, utils
-from docutils.parsers import rst
-from docutils.parsers.rst import directives as rst_directives
-from docutils.parsers.rst import languages as rst_languages
 
 # MyST documents no API that reads a directive's option block (how the block
 # is read is itself open upstream: jupyter-book/myst-spec#51). Its own reader
@@ -82,14 +76,14 @@ class BuildStopped(SystemExit):
 # -- KB053 nesting -------------------------------------------------------------
 
 
-def too_deep(config, text: str) -> list[tuple[int, int]]:
+def too_deep(env, text: str) -> list[tuple[int, int]]:
     """(1-based line, depth) of the first block past MyST's nesting limit, in
     the page and in each directive body (each is parsed on its own)."""
-    extensions = config.myst_enable_extensions
+    extensions = env.config.myst_enable_extensions
     limit = kb_markdown.parser(extensions).options["maxNesting"]
     md = kb_markdown.parser(extensions, limit + 2)  # bounded: the probe itself stops soon after
     found = []
-    for tokens, offset in kb_markdown.texts(md, text):
+    for tokens, offset in kb_markdown.texts(md, env, text):
         deep = next((t for t in tokens if t.level >= limit and t.map), None)
         if deep is not None:
             found.append((deep.map[0] + offset + 1, limit))
@@ -102,16 +96,16 @@ def too_deep(config, text: str) -> list[tuple[int, int]]:
 MAX_RST_DEPTH = 32
 
 
-def rst_too_deep(config, text: str) -> list[tuple[int, int, int]]:
+def rst_too_deep(env, text: str) -> list[tuple[int, int, int]]:
     """(first line, end line, 1-based line) of each {eval-rst} block (0-based
     lines of ``text``) indented more than MAX_RST_DEPTH levels deep, and where."""
-    md = kb_markdown.parser(config.myst_enable_extensions)
+    md = kb_markdown.parser(env.config.myst_enable_extensions)
     lines = text.split("\n")
     found = []
-    for name, _argument, start, end in kb_markdown.directives(md, text):
-        line = name == "eval-rst" and _rst_deep_line(lines[start + 1 : end])
+    for block in kb_markdown.directives(md, env, text):
+        line = block.name == "eval-rst" and _rst_deep_line(lines[block.start + 1 : block.end])
         if line:
-            found.append((start, end, start + 1 + line))
+            found.append((block.start, block.end, block.start + 1 + line))
     return found
 
 
@@ -133,11 +127,11 @@ def _rst_deep_line(lines: list[str]) -> int | None:
     return None
 
 
-def cut_too_deep(config, text: str, location) -> str:
+def cut_too_deep(env, text: str, location) -> str:
     """``text`` without the {eval-rst} blocks nested too deep (lines kept),
     each reported at its line; and without a directive holding directives
     nested more than kb_markdown.MAX_DIRECTIVE_DEPTH deep."""
-    deep = kb_markdown.directive_too_deep(kb_markdown.parser(config.myst_enable_extensions), text)
+    deep = kb_markdown.directive_too_deep(kb_markdown.parser(env.config.myst_enable_extensions), env, text)
     if deep:
         start, end = deep
         logger.warning(
@@ -150,8 +144,8 @@ def cut_too_deep(config, text: str, location) -> str:
         )
         lines = text.split("\n")
         lines[start:end] = [""] * (end - start)
-        return cut_too_deep(config, "\n".join(lines), location)
-    found = rst_too_deep(config, text)
+        return cut_too_deep(env, "\n".join(lines), location)
+    found = rst_too_deep(env, text)
     if not found:
         return text
     lines = text.split("\n")
@@ -174,7 +168,7 @@ def _report_rst_depth(location) -> None:
 
 
 def _report_depth(app, text: str, location) -> None:
-    for line, limit in too_deep(app.config, text):
+    for line, limit in too_deep(app.env, text):
         logger.warning(
             "KB053 lists or quotes nested too deep here: the Markdown parser keeps "
             "%d levels of blocks (about nine levels of list) and would drop this "
@@ -187,9 +181,6 @@ def _report_depth(app, text: str, location) -> None:
 
 
 # -- KB065 an option given twice ------------------------------------------------
-
-# Directives MyST reads by name, never reading options for them
-NO_OPTION_BLOCK = frozenset({"eval-rst"})
 
 
 def _option_block(body: str) -> tuple[str, list[int], int] | None:
@@ -224,53 +215,16 @@ def _option_block(body: str) -> tuple[str, list[int], int] | None:
     return "\n".join(block), at[: len(block)], at[len(block)]
 
 
-@cache
-def _lookup_document():
-    """A document for docutils' directive lookup to put its notes in (unread)."""
-    settings = frontend.get_default_settings(rst.Parser)
-    settings.report_level = settings.halt_level = 5
-    return utils.new_document("<kb>", settings)
-
-
-def _takes_options(language: str, name: str) -> bool:
-    """Whether MyST reads an option block for the directive ``name``: it
-    does for a directive class with an ``option_spec`` that is true (looked
-    up as MyST looks it up, in this build's registry). A domain's directive
-    (``py:function``) or a name docutils does not know (MyST reports it) is
-    taken to have options."""
-    if name in NO_OPTION_BLOCK:
-        return False
-    if ":" in name:  # not looked up: Sphinx's lookup warns of an unknown domain without a place
-        return True
-    directive, _notes = rst_directives.directive(
-        name, rst_languages.get_language(language), _lookup_document()
-    )
-    return directive is None or bool(getattr(directive, "option_spec", None))
-
-
-def repeated_options(config, text: str) -> list[tuple[int, str, int]]:
+def repeated_options(env, text: str) -> list[tuple[int, str, int]]:
     """(1-based line, key, 1-based line of its first value) of each directive
     option given again in the same option block (once per key and block),
-    directives in directives included: each directive's body is read as
-    MyST reads it, after its option block."""
-    md = kb_markdown.parser(config.myst_enable_extensions)
-    language = config.language or "en"
+    directives in directives included (kb.core.markdown.walk: each body as
+    MyST reads it)."""
+    md = kb_markdown.parser(env.config.myst_enable_extensions)
     found: list[tuple[int, str, int]] = []
-    bodies = [(text, 0, 0)]  # text, 0-based line of the page it starts on, depth
-    while bodies:
-        body, offset, depth = bodies.pop()
-        for token in kb_markdown.parsed(md, body):
-            name = kb_markdown.directive_name(token)
-            if name is None or not token.map:
-                continue
-            start = token.map[0] + offset + 1  # 0-based line of the page where the directive's body starts
-            content, skipped = token.content, 0
-            if _takes_options(language, name) and (block := _option_block(content)) is not None:
-                found += _repeated_keys(block, start)
-                skipped = block[2]
-                content = "\n".join(content.split("\n")[skipped:])
-            if name not in kb_markdown.LITERAL_BODIES and depth < kb_markdown.MAX_DIRECTIVE_DEPTH:
-                bodies.append((content, start + skipped, depth + 1))
+    for block in kb_markdown.directives(md, env, text):
+        if block.takes_options and (options := _option_block(block.content)) is not None:
+            found += _repeated_keys(options, block.content_line)
     return sorted(found)
 
 
@@ -291,11 +245,11 @@ def _repeated_keys(block: tuple[str, list[int], int], start: int) -> list[tuple[
     return list(found.values())
 
 
-def report_repeated_options(config, text: str, location, where: str = "") -> None:
+def report_repeated_options(env, text: str, location, where: str = "") -> None:
     """Report each option given twice (KB065), at ``location(line)``; for a
     text that is not a file of its own (a glossary definition), ``where``
     names it instead of the line of the first value."""
-    for line, key, first in repeated_options(config, text):
+    for line, key, first in repeated_options(env, text):
         logger.warning(
             "KB065 the option :%s: is given again %s: the directive would keep only the last "
             "value, without a word; give each option once",
@@ -358,8 +312,8 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
     if str(app.env.doc2path(docname)).endswith(".md"):
         source[0] = cut_blank_runs(source[0], lambda line: (docname, line))
         _report_depth(app, source[0], lambda line: (docname, line))
-        report_repeated_options(app.config, source[0], lambda line: (docname, line))
-        source[0] = cut_too_deep(app.config, source[0], lambda line: (docname, line))
+        report_repeated_options(app.env, source[0], lambda line: (docname, line))
+        source[0] = cut_too_deep(app.env, source[0], lambda line: (docname, line))
 
 
 # A page with what it reads, and what that reads, in all: 30 files that each
@@ -462,8 +416,8 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     content[0] = cut_blank_runs(content[0], lambda line: f"{path}:{line}")
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
     if path.suffix == ".md":
-        report_repeated_options(app.config, content[0], lambda line: f"{path}:{line}")
-        content[0] = cut_too_deep(app.config, content[0], lambda line: f"{path}:{line}")
+        report_repeated_options(app.env, content[0], lambda line: f"{path}:{line}")
+        content[0] = cut_too_deep(app.env, content[0], lambda line: f"{path}:{line}")
     else:  # read as reStructuredText
         line = _rst_deep_line(content[0].split("\n"))
         if line:

@@ -447,10 +447,10 @@ FILE_READERS = frozenset({"include", "literalinclude", "csv-table", "eval-rst", 
 def file_readers(holder, text: str):
     """(name, argument, first line, end line) of each directive of ``text``
     that reads a file (FILE_READERS, by any of its names); ``holder`` has the
-    build's ``config``."""
-    for name, argument, start, end in kb_markdown.directives(kb_markdown.probe(holder), text):
-        if canonical_directive(holder, name) in FILE_READERS:
-            yield name, argument, start, end
+    build's ``config`` and ``env`` (the app, a directive)."""
+    for block in kb_markdown.directives(kb_markdown.probe(holder), holder.env, text):
+        if canonical_directive(holder, block.name) in FILE_READERS:
+            yield block.name, block.argument, block.start, block.end
 
 
 class ConfinedCSVTable(_Confined, CSVTable):
@@ -491,7 +491,7 @@ class ConfinedCSVTable(_Confined, CSVTable):
             return True
         for row in rows:
             for *_, lines in row:
-                if silent_loss.too_deep(self.config, "\n".join(lines)):
+                if silent_loss.too_deep(self.env, "\n".join(lines)):
                     logger.warning(
                         "KB053 a cell of this csv-table nests lists or quotes too deep: the "
                         "Markdown parser would drop the block and what follows it; flatten the cell",
@@ -500,7 +500,7 @@ class ConfinedCSVTable(_Confined, CSVTable):
                         subtype="nesting",
                     )
                     return True
-                if repeated := silent_loss.repeated_options(self.config, "\n".join(lines)):
+                if repeated := silent_loss.repeated_options(self.env, "\n".join(lines)):
                     logger.warning(
                         "KB065 a cell of this csv-table gives the option :%s: of a directive again: "
                         "the directive would keep only the last value, without a word; give each option once",
@@ -690,7 +690,8 @@ def scan_includes(
     # read so far, and ``spent`` (the included file being scanned), and what
     # this text's includes would add
     files, size = (a + b for a, b in zip(silent_loss.read_so_far(docname), spent, strict=True))
-    for name, argument, start, end in kb_markdown.directives(md, text):
+    for block in kb_markdown.directives(md, app.env, text):
+        name, argument, start, end = block.name, block.argument, block.start, block.end
         directive = canonical_directive(app, name)
         if directive not in ("include", "literalinclude") or not argument:
             continue

@@ -164,7 +164,7 @@ class GlossaryDirective(SphinxDirective):
         (A NUL or %00 is refused with the entry, by kb.core.data: KB012.)
         """
         where = self.yaml_location(source, line)
-        for _line, limit in too_deep(self.config, text):
+        for _line, limit in too_deep(self.env, text):
             logger.warning(
                 "KB053 lists or quotes nested too deep in this definition: the Markdown parser "
                 "keeps %d levels of blocks and would drop this block and everything after "
@@ -175,9 +175,9 @@ class GlossaryDirective(SphinxDirective):
                 subtype="nesting",
             )
         # an option given twice: the directive keeps the last (KB065)
-        report_repeated_options(self.config, text, lambda _line: where, "in this definition")
+        report_repeated_options(self.env, text, lambda _line: where, "in this definition")
         # directives or rST nested past Python's recursion limit: dropped (KB053)
-        text = cut_too_deep(self.config, text, lambda _line: where)
+        text = cut_too_deep(self.env, text, lambda _line: where)
         # a long run of whitespace-only lines: slow to highlight (KB094)
         text = cut_blank_runs(text, lambda _line: where)
         lines = text.split("\n")
