@@ -282,7 +282,7 @@ def test_a_template_that_loops_on_and_on_is_stopped_at_the_page(root):
     """Jinja's sandbox bounds one range, not a loop inside a loop: without a
     time limit this page takes hours to write."""
     with open(root / "conf.py", "a", encoding="utf-8") as conf:
-        conf.write("\nkb_template_seconds = 1\n")
+        conf.write("\nkb_template_seconds = 0.3\n")
     include(
         root,
         '{% if pagename == "index" %}{% for i in range(100000) %}{% for j in range(100000) %}'
@@ -310,7 +310,7 @@ def test_a_loop_whose_timeout_a_template_test_would_swallow_is_still_stopped(roo
     """Jinja's ``is sequence`` catches Exception around len(), which runs the
     loop: the timeout is not an Exception, and it is raised again."""
     with open(root / "conf.py", "a", encoding="utf-8") as conf:
-        conf.write("\nkb_template_seconds = 1\n")
+        conf.write("\nkb_template_seconds = 0.3\n")
     include(
         root,
         '{% if pagename == "index" %}{% for x in range(100000)|map("string")|map("center", 1000)|map("wordwrap", 1) %}'
@@ -333,7 +333,7 @@ def test_one_long_call_the_alarm_cannot_interrupt_ends_the_build_with_kb064(root
     """A comparison of a million 3 MB strings runs in C for a minute: the
     watchdog stops the build after twice the time limit plus five seconds."""
     with open(root / "conf.py", "a", encoding="utf-8") as conf:
-        conf.write("\nkb_template_seconds = 1\n")
+        conf.write("\nkb_template_seconds = 0.3\n")
     include(
         root,
         '{% if pagename == "index" %}{% set s1 = (["x" * 1000000] * 3)|join %}{% set s2 = s1[1:] ~ "y" %}'
@@ -553,7 +553,7 @@ def test_a_loop_stopped_by_the_time_limit_is_named_at_its_template_line(root):
     template's lines: the line is looked up through the template (Jinja's
     __jinja_template__ global; this test fails if Jinja drops it)."""
     with open(root / "conf.py", "a", encoding="utf-8") as conf:
-        conf.write("\nkb_template_seconds = 1\n")
+        conf.write("\nkb_template_seconds = 0.3\n")
     line = include(
         root,
         '{% if pagename == "index" %}\n{% for i in range(100000) %}{% for j in range(100000) %}'
