@@ -658,42 +658,87 @@ DEEP_LIST = "".join("  " * i + "- 层\n" for i in range(30))
 DEEP_RST = "".join("  " * i + "- 层\n\n" for i in range(150))
 
 
+def quoted(text: str, depth: int) -> str:
+    return "".join(("> " * depth + line).rstrip() + "\n" for line in text.split("\n")[:-1])
+
+
+def divs_in_quotes(divs: int, depth: int) -> str:
+    """``divs`` divs inside each other, each inside ``depth`` levels of quotes."""
+    text = "正文\n"
+    for level in range(divs):
+        colons = ":" * (3 + level)
+        text = quoted(f"{colons}aside\n{text}{colons}\n", depth)
+    return text
+
+
+INCLUDE = "```{include} ../../../secret.txt\n```\n"
+# (text, line of the warning from the text's first line, message)
+INSIDE = [
+    (":::aside\n" + INCLUDE + ":::\n", 1, "KB011 include of '../../../secret.txt'"),
+    ("::::{note} " + INCLUDE + "::::\n", 0, "KB011 include of '../../../secret.txt'"),
+    (":::aside\n" + DEEP_LIST + ":::\n", 10, "KB053 lists or quotes nested too deep"),
+    (
+        ":::{note}x\n```{tip}\n:class: a\n:class: b\n\n正文\n```\n:::\n",
+        3,
+        "KB065 the option :class: is given again",
+    ),
+    (":::aside\n```{eval-rst}\n" + DEEP_RST + "```\n:::\n", 66, "KB053 reStructuredText nested more than"),
+    # Unicode line breaks: MyST cuts a body into lines at them (str.splitlines)
+    ("````{note}\na\u2028b\n" + INCLUDE + "````\n", 2, "KB011 include of '../../../secret.txt'"),
+    (
+        ":::{note}\n:class: a\u2028:name: b\n\n" + INCLUDE + ":::\n",
+        3,
+        "KB011 include of '../../../secret.txt'",
+    ),
+    (
+        "````{note}\n" + "\u2028" * 400 + "\n\n```{eval-rst}\n" + DEEP_RST + "```\n````\n",
+        68,
+        "KB053 reStructuredText",
+    ),
+    # the first line's text, then an option block, or a nested fence
+    ("::::{note} ```{include} ../../../secret.txt\n:class: x\n```\n::::\n", 0, "KB011 include of"),
+    ("::::{note} ```{include} ../../../secret.txt\n:::{tip}\n```\n:::\n::::\n", 0, "KB011 include of"),
+    # a name the page would make another directive
+    (
+        "```{default-domain} c\n```\n\n````{class} foo\n---\n" + INCLUDE + "---x\n````\n",
+        0,
+        "KB017 default-domain",
+    ),
+    # what MyST drops: a front matter at the start of a text of its own
+    (":::aside\n---\n丢掉\n---\n保留\n:::\n", 1, "KB066 this text starts with a block between --- lines"),
+    # blocks nested deeper than MyST can render: divs in quotes in divs
+    (divs_in_quotes(7, 15), 0, "KB053 directives nested more than 30 levels deep"),
+]
+
+
 def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
     """A ``:::name`` fence is a div whose text MyST parses as Markdown, and the
     text after ``{note}`` on its first line is the note's body: each holds
-    what the page's checks refuse, reported at its line, and no traceback."""
+    what the page's checks refuse, reported at its line (the page's, whatever
+    line breaks MyST cuts a body at), and MyST reads no file from outside
+    (the only KB011 warnings are the checks', each with its line), and no
+    traceback. A glossary definition is checked as MyST reads it, in
+    docutils' lines."""
     (tiny.parent / "secret.txt").write_text("KB-DIV-SECRET\n", encoding="utf-8")
     page = tiny / "docs/training/x.md"
     text = page.read_text(encoding="utf-8") + "\n"
-    cases = [
-        (
-            ":::aside\n```{include} ../../../secret.txt\n```\n:::\n",
-            1,
-            "KB011 include of '../../../secret.txt'",
-        ),
-        (
-            "::::{note} ```{include} ../../../secret.txt\n```\n::::\n",
-            0,
-            "KB011 include of '../../../secret.txt'",
-        ),
-        (":::aside\n" + DEEP_LIST + ":::\n", 10, "KB053 lists or quotes nested too deep"),
-        (
-            ":::{note}x\n```{tip}\n:class: a\n:class: b\n\n正文\n```\n:::\n",
-            3,
-            "KB065 the option :class: is given again",
-        ),
-        (
-            ":::aside\n```{eval-rst}\n" + DEEP_RST + "```\n:::\n",
-            66,
-            "KB053 reStructuredText nested more than",
-        ),
-    ]
     expected = []
-    for case, line, message in cases:
+    for case, line, message in INSIDE:
         expected.append(f"training/x.md:{text.count(chr(10)) + 1 + line}: WARNING: {message}")
         text += case + "\n"
     page.write_text(text, encoding="utf-8")
+    glossary = tiny / "data/glossary.yaml"
+    entries = glossary.read_text(encoding="utf-8")
+    definition = "<div>\n\u3000\n```{include} ../../secret.txt\n```\n"
+    glossary.write_text(
+        entries + "- id: div-term\n  zh: 块\n  def: " + json.dumps(definition) + "\n", encoding="utf-8"
+    )
+    expected.append(
+        f"data/glossary.yaml:{entries.count(chr(10)) + 1}: WARNING: KB048 {{include}} ../../secret.txt"
+    )
     out = assert_fails_at(tiny, *expected)
+    assert "x.md: WARNING" not in out and "glossary.yaml: WARNING" not in out, out[-3000:]
+    assert out.count("KB011") == sum("KB011" in message for _, _, message in INSIDE), out[-3000:]
     site = tiny / "_build/html"
     assert not any("KB-DIV-SECRET" in p.read_text(errors="replace") for p in site.rglob("*.html")), out[
         -2000:

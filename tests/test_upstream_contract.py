@@ -129,7 +129,7 @@ def test_the_walk_finds_each_text_myst_parses_on_its_own_at_its_line(tmp_path):
     for name, text in WALKED.items():
         page = "前文\n\n" + text
         walked = {
-            token.map[0] + found.offset + 1
+            found.line(token.map[0]) + 1
             for found in kb_markdown.walk(md, env, page)
             if found.depth
             for token in found.tokens

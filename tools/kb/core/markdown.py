@@ -145,9 +145,8 @@ def directive_class(env, name: str) -> type[Directive] | None:
     order Sphinx looks while MyST parses (sphinx.util.docutils.sphinx_domains):
     the domain named (``py:function``), else the primary domain; then the
     standard domain; then docutils' registry, under the page language's
-    names too (``{注意}``). None for a name none of them knows. A page's
-    ``{default-domain}`` is not followed (every domain's directives take an
-    argument, options and a body alike)."""
+    names too (``{注意}``). None for a name none of them knows. (A page may
+    not change the default domain: ``default-domain`` is refused, KB017.)"""
     known = _LOOKUPS.setdefault(env, {})
     name = name.lower()
     if name not in known:
@@ -158,7 +157,7 @@ def directive_class(env, name: str) -> type[Directive] | None:
         found = None
         for where in (domain, "std"):
             try:
-                found = where and env.get_domain(where).directive(short)
+                found = env.get_domain(where).directive(short) if where else None
             except ExtensionError:  # no such domain
                 found = None
             if found:
@@ -192,49 +191,12 @@ class Block:
     start: int  # 0-based line of the page of its first line
     end: int  # 0-based line of the page after its last line
     content: str  # the text after the first line, as MyST gives it to the directive
-    content_line: int  # 0-based line of the page where ``content`` starts
+    # the 0-based line of the page of each line of ``content`` (split at "\n")
+    content_lines: tuple[int, ...]
     takes_options: bool  # MyST reads an option block at the start of ``content``
-
-
-def _split_info(token: Token) -> tuple[str, str]:
-    """The first word of a fence's info string and the rest (as MyST splits it)."""
-    parts = token.info.strip().split(maxsplit=1)
-    return (parts[0] if parts else ""), (parts[1] if len(parts) > 1 else "")
-
-
-def _inner(env, token: Token, offset: int) -> tuple[Block | None, tuple[str, int] | None]:
-    """What MyST makes of a fence or colon fence of a text that starts on line
-    ``offset`` of the page: the directive it is (if it is one), and the text it
-    parses as Markdown on its own with the line of the page it starts on (a
-    directive's body, or a colon fence that is no directive: a div)."""
-    if token.type not in ("fence", "colon_fence") or not token.map:
-        return None, None
-    first, argument = _split_info(token)
-    line = token.map[0] + offset
-    if not (first.startswith("{") and first.endswith("}") and len(first) > 2):
-        if token.type == "colon_fence":  # a div: its text is Markdown
-            return None, (token.content, line + 1)
-        return None, None  # code
-    name = first[1:-1]
-    content, shift = token.content, 0
-    if token.type == "colon_fence" and content.startswith(":::"):
-        # MyST adds a line, so that a nested fence is not read as options
-        content, shift = "\n" + content, 1
-    if name == "eval-rst":
-        block = Block(name, argument, line, token.map[1] + offset, token.content, line + 1, False)
-        return block, None
-    cls = directive_class(env, name)
-    parse_as = cls or _Unknown
-    block = Block(
-        name, argument, line, token.map[1] + offset, content, line + 1 - shift, bool(parse_as.option_spec)
-    )
-    if is_literal(env, name, cls):
-        return block, None
-    try:
-        body = parse_directive_text(parse_as, argument, content)
-    except MarkupError:  # MyST reports it, and reads no body
-        return block, None
-    return block, ("\n".join(body.body), line + 1 + body.body_offset - shift)
+    # (start, end) of the block of the page it is in (itself, or the directive
+    # or div around it): what to blank so that MyST never reads it
+    outermost: tuple[int, int]
 
 
 @dataclass
@@ -243,11 +205,98 @@ class Text:
 
     text: str
     tokens: list[Token]
-    offset: int  # 0-based line of the page of its first line
+    lines: list[int]  # the 0-based line of the page of each line of ``text``
     depth: int  # how many bodies it is inside
+    levels: int  # blocks it is inside, in all: its own fences' and those of the texts around it
     blocks: list[Block]  # its directives
     outermost: tuple[int, int] | None  # (start, end) of the page's directive or div it is in
+    deeper: bool = False  # it holds a text nested past MAX_DIRECTIVE_DEPTH or MAX_LEVELS
 
+    def line(self, line: int) -> int:
+        """The 0-based line of the page of ``line`` of this text (or of the
+        line after its end)."""
+        if line < len(self.lines):
+            return self.lines[line]
+        return self.lines[-1] + 1 + line - len(self.lines) if self.lines else line
+
+
+def _split_info(token: Token) -> tuple[str, str]:
+    """The first word of a fence's info string and the rest (as MyST splits it)."""
+    parts = token.info.strip().split(maxsplit=1)
+    return (parts[0] if parts else ""), (parts[1] if len(parts) > 1 else "")
+
+
+def _piece_lines(text: str, first: int, at) -> list[int]:
+    """The line of the page of each piece of ``text.splitlines()`` (which also
+    breaks at \x0b, \x85, \u2028 …), ``text`` starting on line ``first`` of
+    a text whose lines ``at`` maps to the page's."""
+    out, line = [], first
+    for piece in text.splitlines(keepends=True):
+        out.append(at(line))
+        line += piece.count("\n")
+    return out
+
+
+def _inner(env, token: Token, where: Text) -> tuple[Block | None, tuple[str, list[int]] | None]:
+    """What MyST makes of a fence or colon fence of the text ``where``: the
+    directive it is (if it is one), and the text it parses as Markdown on its
+    own with the line of the page of each of its lines (a directive's body,
+    or a colon fence that is no directive: a div)."""
+    if token.type not in ("fence", "colon_fence") or not token.map:
+        return None, None
+    first, argument = _split_info(token)
+    start, end = where.line(token.map[0]), where.line(token.map[1] - 1) + 1
+    outermost = where.outermost or (start, end)
+    if not (first.startswith("{") and first.endswith("}") and len(first) > 2):
+        if token.type == "colon_fence":  # a div: MyST parses its text as it is
+            count = token.content.count("\n") + 1
+            return None, (token.content, [where.line(token.map[0] + 1 + i) for i in range(count)])
+        return None, None  # code
+    name = first[1:-1]
+    content, added = token.content, 0
+    if token.type == "colon_fence" and content.startswith(":::"):
+        # MyST adds a line, so that a nested fence is not read as options
+        content, added = "\n" + content, 1
+    count = content.count("\n") + 1
+    content_lines = tuple(
+        where.line(token.map[0] + 1 - added + i) if i >= added else start for i in range(count)
+    )
+    cls = None if name == "eval-rst" else directive_class(env, name)
+    parse_as = cls or _Unknown
+    block = Block(
+        name,
+        argument,
+        start,
+        end,
+        content,
+        content_lines,
+        name != "eval-rst" and bool(parse_as.option_spec),
+        outermost,
+    )
+    if name == "eval-rst" or is_literal(env, name, cls):
+        return block, None
+    try:
+        body = parse_directive_text(parse_as, argument, content)
+    except MarkupError:  # MyST reports it, and reads no body
+        return block, None
+    # MyST cuts the body from the lines of ``content`` (str.splitlines), after
+    # the option block and a blank line; the first line's text, when it is
+    # the body's first line, is on the directive's own line
+    pieces = _piece_lines(content, token.map[0] + 1 - added, where.line)
+    merged = body.body_offset < 0 or (
+        bool(argument.strip()) and not (parse_as.required_arguments or parse_as.optional_arguments)
+    )
+    consumed = body.body_offset + (1 if merged else 0)
+    lines = ([start] if merged else []) + pieces[consumed:]
+    lines += [lines[-1] + 1 + i for i in range(len(body.body) - len(lines))] if lines else []
+    return block, ("\n".join(body.body), lines[: len(body.body)] or [start])
+
+
+# Blocks inside blocks, over all the texts MyST parses on its own: MyST renders
+# each level a few Python calls deeper (and Sphinx pickles the doctree as
+# deep), and about 250 levels pass Python's recursion limit. Deeper than this
+# is refused (KB053).
+MAX_LEVELS = 100
 
 # The checks of one page walk it a few times (nesting, options, includes):
 # the last few walks are kept.
@@ -259,7 +308,8 @@ def walk(md: MarkdownIt, env, text: str) -> list[Text]:
     """The page, then each text in it that MyST parses as Markdown on its own
     (directive bodies as MyST cuts them: after the option block, with the
     first line's text for a directive that takes no argument; the text of a
-    colon fence that is no directive), down to MAX_DIRECTIVE_DEPTH levels."""
+    colon fence that is no directive), down to MAX_DIRECTIVE_DEPTH texts and
+    MAX_LEVELS blocks deep (a text past them is marked ``deeper``)."""
     key = (id(md), id(env), text)
     kept = _WALKED.get(key)
     if kept is None or kept[0]() is not env:  # (an id is used again once its object is gone)
@@ -270,40 +320,37 @@ def walk(md: MarkdownIt, env, text: str) -> list[Text]:
 
 
 def _walk(md: MarkdownIt, env, text: str) -> Iterator[Text]:
-    todo = [(text, 0, 0, None)]
+    todo = [Text(text, [], list(range(text.count("\n") + 1)), 0, 0, [], None)]
     while todo:
-        body, offset, depth, outermost = todo.pop()
-        tokens = parsed(md, body)
-        blocks, inner = [], []
-        for token in tokens:
-            block, nested = _inner(env, token, offset)
+        found = todo.pop()
+        found.tokens = parsed(md, found.text)
+        inner = []
+        for token in found.tokens:
+            block, nested = _inner(env, token, found)
             if block is not None:
-                blocks.append(block)
-            if nested is not None and depth < MAX_DIRECTIVE_DEPTH:
-                around = outermost or (token.map[0] + offset, token.map[1] + offset)
-                inner.append((*nested, depth + 1, around))
-        yield Text(body, tokens, offset, depth, blocks, outermost)
+                found.blocks.append(block)
+            if nested is None:
+                continue
+            levels = found.levels + token.level + 1
+            if found.depth >= MAX_DIRECTIVE_DEPTH or levels > MAX_LEVELS:
+                found.deeper = True
+                continue
+            around = found.outermost or (found.line(token.map[0]), found.line(token.map[1] - 1) + 1)
+            inner.append(Text(nested[0], [], nested[1], found.depth + 1, levels, [], around))
+        yield found
         todo.extend(reversed(inner))
 
 
-def texts(md: MarkdownIt, env, text: str) -> Iterator[tuple[list[Token], int]]:
-    """The page's tokens, then those of every text in it MyST parses on its
-    own (walk), each with the 0-based line of the page it starts on."""
-    for found in walk(md, env, text):
-        yield found.tokens, found.offset
+def texts(md: MarkdownIt, env, text: str) -> Iterator[Text]:
+    """The page, then every text in it MyST parses on its own (walk)."""
+    yield from walk(md, env, text)
 
 
-def directive_too_deep(md: MarkdownIt, env, text: str) -> tuple[int, int] | None:
-    """(first, end) 0-based lines of the outermost directive or div of ``text``
-    that holds texts nested more than MAX_DIRECTIVE_DEPTH levels deep, if any."""
-    for found in walk(md, env, text):
-        if (
-            found.depth == MAX_DIRECTIVE_DEPTH
-            and found.outermost is not None
-            and any(_inner(env, token, found.offset)[1] is not None for token in found.tokens)
-        ):
-            return found.outermost
-    return None
+def too_deep_blocks(md: MarkdownIt, env, text: str) -> list[tuple[int, int]]:
+    """(first, end) 0-based lines of each outermost directive or div of
+    ``text`` that holds texts nested more than MAX_DIRECTIVE_DEPTH levels, or
+    blocks more than MAX_LEVELS, deep."""
+    return sorted({found.outermost for found in walk(md, env, text) if found.deeper and found.outermost})
 
 
 def directives(md: MarkdownIt, env, text: str) -> Iterator[Block]:

@@ -33,6 +33,12 @@ its place instead.
   with ``:`` (not ``:::``), or a ``---`` block; only for a directive that
   takes options (MyST reads the others' lines as body text).
 
+- ``KB066`` a directive's or div's text that starts with a block between
+  ``---`` lines: MyST reads it as front matter and drops it without a word
+  (``nested_render_text`` in myst_parser's mdit_to_docutils/base.py removes
+  a leading front matter from any text it parses on its own, meant for
+  included files).
+
 KB054 to KB057 leave nothing sensible to build: the build stops after the
 warning, with exit status 2 and no traceback.
 """
@@ -83,10 +89,10 @@ def too_deep(env, text: str) -> list[tuple[int, int]]:
     limit = kb_markdown.parser(extensions).options["maxNesting"]
     md = kb_markdown.parser(extensions, limit + 2)  # bounded: the probe itself stops soon after
     found = []
-    for tokens, offset in kb_markdown.texts(md, env, text):
-        deep = next((t for t in tokens if t.level >= limit and t.map), None)
+    for inner in kb_markdown.texts(md, env, text):
+        deep = next((t for t in inner.tokens if t.level >= limit and t.map), None)
         if deep is not None:
-            found.append((deep.map[0] + offset + 1, limit))
+            found.append((inner.line(deep.map[0]) + 1, limit))
     return found
 
 
@@ -97,15 +103,18 @@ MAX_RST_DEPTH = 32
 
 
 def rst_too_deep(env, text: str) -> list[tuple[int, int, int]]:
-    """(first line, end line, 1-based line) of each {eval-rst} block (0-based
-    lines of ``text``) indented more than MAX_RST_DEPTH levels deep, and where."""
+    """(first line, end line, 1-based line) of the block of ``text`` (0-based
+    lines) to blank for each {eval-rst} indented more than MAX_RST_DEPTH
+    levels deep (the directive, or the one or the div around it), and where.
+    The rST is read in lines as docutils cuts it (str.splitlines)."""
     md = kb_markdown.parser(env.config.myst_enable_extensions)
-    lines = text.split("\n")
     found = []
     for block in kb_markdown.directives(md, env, text):
-        line = block.name == "eval-rst" and _rst_deep_line(lines[block.start + 1 : block.end])
-        if line:
-            found.append((block.start, block.end, block.start + 1 + line))
+        pieces = block.content.splitlines(keepends=True)
+        deep = block.name == "eval-rst" and _rst_deep_line(pieces)
+        if deep:
+            line = block.content_lines[sum(piece.count("\n") for piece in pieces[: deep - 1])]
+            found.append((*block.outermost, line + 1))
     return found
 
 
@@ -128,29 +137,31 @@ def _rst_deep_line(lines: list[str]) -> int | None:
 
 
 def cut_too_deep(env, text: str, location) -> str:
-    """``text`` without the {eval-rst} blocks nested too deep (lines kept),
-    each reported at its line; and without a directive holding directives
-    nested more than kb_markdown.MAX_DIRECTIVE_DEPTH deep."""
-    deep = kb_markdown.directive_too_deep(kb_markdown.parser(env.config.myst_enable_extensions), env, text)
-    if deep:
-        start, end = deep
+    """``text`` without each directive or div that holds directives or divs
+    nested more than kb_markdown.MAX_DIRECTIVE_DEPTH (or blocks more than
+    kb_markdown.MAX_LEVELS) deep, nor the {eval-rst} blocks nested too deep
+    (lines kept), each reported at its line."""
+    md = kb_markdown.parser(env.config.myst_enable_extensions)
+    cut = []
+    for start, end in kb_markdown.too_deep_blocks(md, env, text):
         logger.warning(
-            "KB053 directives nested more than %d levels deep in this one: the parser "
-            "would exceed Python's recursion limit; flatten the nesting",
+            "KB053 directives nested more than %d levels deep in this one (or directives, "
+            "divs, lists and quotes more than %d blocks deep): the parser would exceed "
+            "Python's recursion limit; flatten the nesting",
             kb_markdown.MAX_DIRECTIVE_DEPTH,
+            kb_markdown.MAX_LEVELS,
             location=location(start + 1),
             type="kb",
             subtype="nesting",
         )
-        lines = text.split("\n")
-        lines[start:end] = [""] * (end - start)
-        return cut_too_deep(env, "\n".join(lines), location)
-    found = rst_too_deep(env, text)
-    if not found:
+        cut.append((start, end))
+    for start, end, line in rst_too_deep(env, text):
+        _report_rst_depth(location(line))
+        cut.append((start, end))
+    if not cut:
         return text
     lines = text.split("\n")
-    for start, end, line in found:
-        _report_rst_depth(location(line))
+    for start, end in cut:
         lines[start:end] = [""] * (end - start)
     return "\n".join(lines)
 
@@ -224,12 +235,13 @@ def repeated_options(env, text: str) -> list[tuple[int, str, int]]:
     found: list[tuple[int, str, int]] = []
     for block in kb_markdown.directives(md, env, text):
         if block.takes_options and (options := _option_block(block.content)) is not None:
-            found += _repeated_keys(options, block.content_line)
+            found += _repeated_keys(options, block.content_lines)
     return sorted(found)
 
 
-def _repeated_keys(block: tuple[str, list[int], int], start: int) -> list[tuple[int, str, int]]:
-    """The keys given again in an option block, once each (see repeated_options)."""
+def _repeated_keys(block: tuple[str, list[int], int], lines: tuple[int, ...]) -> list[tuple[int, str, int]]:
+    """The keys given again in an option block, once each (see repeated_options);
+    ``lines``: the line of the page of each line of the directive's content."""
     try:
         pairs, _state = options_to_tokens(block[0])
     except TokenizeError:  # MyST reports it (myst.directive_option)
@@ -237,12 +249,40 @@ def _repeated_keys(block: tuple[str, list[int], int], start: int) -> list[tuple[
     first: dict[str, int] = {}
     found = {}
     for key, _value in pairs:
-        line = start + 1 + block[1][min(key.start.line, len(block[1]) - 1)]
+        line = 1 + lines[min(block[1][min(key.start.line, len(block[1]) - 1)], len(lines) - 1)]
         if key.value not in first:
             first[key.value] = line
         elif key.value not in found:
             found[key.value] = (line, key.value, first[key.value])
     return list(found.values())
+
+
+# -- KB066 front matter inside ------------------------------------------------
+
+
+def dropped_front_matter(env, text: str, whole: bool = False) -> list[int]:
+    """1-based lines of each block between ``---`` lines that starts a text
+    MyST parses on its own (a directive's body, a div's text), which MyST
+    drops; ``whole``: the text's own too (a glossary definition, a cell:
+    texts MyST parses on their own, where no front matter belongs)."""
+    md = kb_markdown.parser(env.config.myst_enable_extensions)
+    return [
+        inner.line(inner.tokens[0].map[0]) + 1 if inner.tokens[0].map else inner.line(0) + 1
+        for inner in kb_markdown.texts(md, env, text)
+        if (inner.depth or whole) and inner.tokens and inner.tokens[0].type == "front_matter"
+    ]
+
+
+def report_dropped_front_matter(env, text: str, location, whole: bool = False) -> None:
+    for line in dropped_front_matter(env, text, whole):
+        logger.warning(
+            "KB066 this text starts with a block between --- lines: MyST reads it as front "
+            "matter and drops it without a word; start the text with a line of its own, or "
+            "use a thematic break (***) instead of ---",
+            location=location(line),
+            type="kb",
+            subtype="dropped",
+        )
 
 
 def report_repeated_options(env, text: str, location, where: str = "") -> None:
@@ -313,6 +353,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
         source[0] = cut_blank_runs(source[0], lambda line: (docname, line))
         _report_depth(app, source[0], lambda line: (docname, line))
         report_repeated_options(app.env, source[0], lambda line: (docname, line))
+        report_dropped_front_matter(app.env, source[0], lambda line: (docname, line))
         source[0] = cut_too_deep(app.env, source[0], lambda line: (docname, line))
 
 
@@ -417,6 +458,7 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
     if path.suffix == ".md":
         report_repeated_options(app.env, content[0], lambda line: f"{path}:{line}")
+        report_dropped_front_matter(app.env, content[0], lambda line: f"{path}:{line}")
         content[0] = cut_too_deep(app.env, content[0], lambda line: f"{path}:{line}")
     else:  # read as reStructuredText
         line = _rst_deep_line(content[0].split("\n"))

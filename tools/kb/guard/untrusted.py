@@ -445,12 +445,12 @@ FILE_READERS = frozenset({"include", "literalinclude", "csv-table", "eval-rst", 
 
 
 def file_readers(holder, text: str):
-    """(name, argument, first line, end line) of each directive of ``text``
-    that reads a file (FILE_READERS, by any of its names); ``holder`` has the
-    build's ``config`` and ``env`` (the app, a directive)."""
+    """Each directive of ``text`` that reads a file (FILE_READERS, by any of
+    its names; kb.core.markdown.Block); ``holder`` has the build's ``config``
+    and ``env`` (the app, a directive)."""
     for block in kb_markdown.directives(kb_markdown.probe(holder), holder.env, text):
         if canonical_directive(holder, block.name) in FILE_READERS:
-            yield block.name, block.argument, block.start, block.end
+            yield block
 
 
 class ConfinedCSVTable(_Confined, CSVTable):
@@ -500,6 +500,16 @@ class ConfinedCSVTable(_Confined, CSVTable):
                         subtype="nesting",
                     )
                     return True
+                if silent_loss.dropped_front_matter(self.env, "\n".join(lines), whole=True):
+                    logger.warning(
+                        "KB066 a cell of this csv-table starts (or has a directive whose text starts) "
+                        "with a block between --- lines: MyST reads it as front matter and drops it "
+                        "without a word; start the text with a line of its own",
+                        location=directive_location(self),
+                        type="kb",
+                        subtype="dropped",
+                    )
+                    return True
                 if repeated := silent_loss.repeated_options(self.env, "\n".join(lines)):
                     logger.warning(
                         "KB065 a cell of this csv-table gives the option :%s: of a directive again: "
@@ -516,7 +526,8 @@ class ConfinedCSVTable(_Confined, CSVTable):
         """Report (KB011) a cell that holds a directive reading a file: each cell
         is parsed as Markdown on its own, where the page's checks of includes
         (scan_includes) do not see it, and MyST would read the file first."""
-        for name, argument, _start, _end in file_readers(self, text):
+        for block in file_readers(self, text):
+            name, argument = block.name, block.argument
             logger.warning(
                 "KB011 a cell of this csv-table holds {%s} %s: a cell is parsed on its own, "
                 "where no file may be read (nor a table of tables); put the text in the cell",
@@ -639,6 +650,12 @@ REFUSED_DIRECTIVES = {
     # checks that bound nesting (kb.core.markdown.LITERAL_BODIES)
     "glossary": "the glossary directive is not used in pages: terms and their definitions "
     "live in data/glossary.yaml, from which the glossary page is made; add the term there",
+    # the checks read a directive's name as Sphinx does with conf.py's
+    # primary_domain (kb.core.markdown.directive_class): a page that changes
+    # the domain would make ``{class}`` a directive they read otherwise
+    "default-domain": "default-domain changes what the directive names after it mean, and "
+    "the site's checks would read them otherwise; remove it and name the domain in the "
+    "directive ({py:function})",
     # sphinxcontrib-mermaid's: imports the modules it names, on the machine that builds
     "autoclasstree": "autoclasstree imports Python modules while the site builds; it is not "
     "allowed in pages: draw the diagram in a mermaid block",
@@ -691,7 +708,10 @@ def scan_includes(
     # this text's includes would add
     files, size = (a + b for a, b in zip(silent_loss.read_so_far(docname), spent, strict=True))
     for block in kb_markdown.directives(md, app.env, text):
-        name, argument, start, end = block.name, block.argument, block.start, block.end
+        # reported at its line; what is blanked is the block of the page it is
+        # in (the directive or div around it too): a body's lines need not
+        # follow the page's (a merged first line, Unicode line breaks)
+        name, argument, start, end = block.name, block.argument, *block.outermost
         directive = canonical_directive(app, name)
         if directive not in ("include", "literalinclude") or not argument:
             continue
@@ -702,7 +722,7 @@ def scan_includes(
             _, absolute = app.env.relfn2path(argument, docname)
             problem = file_problem(absolute, roots)
         if problem:
-            _refuse_file(at(start + 1), f"{name} of", argument, problem)
+            _refuse_file(at(block.start + 1), f"{name} of", argument, problem)
             lines[start:end] = [""] * (end - start)
             changed = True
         elif directive == "include":
@@ -711,7 +731,7 @@ def scan_includes(
             files += 1
             size += os.path.getsize(absolute) if os.path.isfile(absolute) else 0
             if silent_loss.over_budget_alone(files, size):
-                silent_loss.report_over_budget(docname, argument, at(start + 1))
+                silent_loss.report_over_budget(docname, argument, at(block.start + 1))
                 lines[start:end] = [""] * (end - start)
                 changed = True
     return "\n".join(lines) if changed else text

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from docutils import nodes
+from docutils.statemachine import string2lines
 from sphinx import addnodes
 from sphinx.domains.std import make_glossary_term
 from sphinx.util.docutils import SphinxDirective
@@ -43,7 +44,13 @@ from kb.core import data as kb_data
 from kb.core.i18n import _
 from kb.core.log import getLogger
 from kb.core.store import documents
-from kb.guard.silent_loss import cut_blank_runs, cut_too_deep, report_repeated_options, too_deep
+from kb.guard.silent_loss import (
+    cut_blank_runs,
+    cut_too_deep,
+    report_dropped_front_matter,
+    report_repeated_options,
+    too_deep,
+)
 from kb.guard.untrusted import file_readers
 from kb.pages.listings import holds_listing
 from kb.site import output_state
@@ -162,8 +169,13 @@ class GlossaryDirective(SphinxDirective):
           own text, and an included file's problems would be reported at the
           page (KB048); the directive is dropped.
         (A NUL or %00 is refused with the entry, by kb.core.data: KB012.)
+
+        The text is first cut into lines as parse_text_to_nodes cuts it
+        (docutils' string2lines: Unicode line breaks, tabs, trailing spaces),
+        so that what is checked is what MyST parses.
         """
         where = self.yaml_location(source, line)
+        text = "\n".join(string2lines(text, self.state.document.settings.tab_width, convert_whitespace=True))
         for _line, limit in too_deep(self.env, text):
             logger.warning(
                 "KB053 lists or quotes nested too deep in this definition: the Markdown parser "
@@ -176,12 +188,15 @@ class GlossaryDirective(SphinxDirective):
             )
         # an option given twice: the directive keeps the last (KB065)
         report_repeated_options(self.env, text, lambda _line: where, "in this definition")
+        # a block between --- lines at the start of it, or of a directive in it: dropped (KB066)
+        report_dropped_front_matter(self.env, text, lambda _line: where, whole=True)
         # directives or rST nested past Python's recursion limit: dropped (KB053)
         text = cut_too_deep(self.env, text, lambda _line: where)
         # a long run of whitespace-only lines: slow to highlight (KB094)
         text = cut_blank_runs(text, lambda _line: where)
         lines = text.split("\n")
-        for name, argument, start, end in file_readers(self, text):
+        for block in file_readers(self, text):
+            name, argument, (start, end) = block.name, block.argument, block.outermost
             logger.warning(
                 "KB048 {%s} %s in a glossary definition: a definition cannot pull in a "
                 "file or hold a table or rST; write the text in def (one to three sentences)",
