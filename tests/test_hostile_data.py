@@ -706,6 +706,10 @@ INSIDE = [
     ),
     # what MyST drops: a front matter at the start of a text of its own
     (":::aside\n---\n丢掉\n---\n保留\n:::\n", 1, "KB066 this text starts with a block between --- lines"),
+    # a cut of an included file: the checks read all of it (a cut from line 1
+    # of part.txt makes its include live); shown as code, it may be cut
+    ("```{include} part.txt\n:start-line: 1\n```\n", 0, "KB067 {include} part.txt is cut with :start-line:"),
+    ("```{include} part.txt\n:literal:\n:start-line: 1\n```\n", None, None),
     # blocks nested deeper than MyST can render: divs in quotes in divs
     (divs_in_quotes(7, 15), 0, "KB053 directives nested more than 30 levels deep"),
 ]
@@ -723,8 +727,10 @@ def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
     page = tiny / "docs/training/x.md"
     text = page.read_text(encoding="utf-8") + "\n"
     expected = []
+    (tiny / "docs/training/part.txt").write_text("````text\n" + INCLUDE + "````\n", encoding="utf-8")
     for case, line, message in INSIDE:
-        expected.append(f"training/x.md:{text.count(chr(10)) + 1 + line}: WARNING: {message}")
+        if message:
+            expected.append(f"training/x.md:{text.count(chr(10)) + 1 + line}: WARNING: {message}")
         text += case + "\n"
     page.write_text(text, encoding="utf-8")
     glossary = tiny / "data/glossary.yaml"
@@ -738,7 +744,8 @@ def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
     )
     out = assert_fails_at(tiny, *expected)
     assert "x.md: WARNING" not in out and "glossary.yaml: WARNING" not in out, out[-3000:]
-    assert out.count("KB011") == sum("KB011" in message for _, _, message in INSIDE), out[-3000:]
+    assert out.count("KB011") == sum("KB011" in (message or "") for _, _, message in INSIDE), out[-3000:]
+    assert out.count("KB067") == 1, out[-3000:]
     site = tiny / "_build/html"
     assert not any("KB-DIV-SECRET" in p.read_text(errors="replace") for p in site.rglob("*.html")), out[
         -2000:

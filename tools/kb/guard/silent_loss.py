@@ -239,6 +239,18 @@ def repeated_options(env, text: str) -> list[tuple[int, str, int]]:
     return sorted(found)
 
 
+def option_keys(block) -> list[str]:
+    """The option keys of a directive (kb.core.markdown.Block), in order, as
+    MyST reads them (none if it reads no option block, or cannot read it)."""
+    if not block.takes_options or (options := _option_block(block.content)) is None:
+        return []
+    try:
+        pairs, _state = options_to_tokens(options[0])
+    except TokenizeError:  # MyST reports it (myst.directive_option)
+        return []
+    return [key.value for key, _value in pairs]
+
+
 def _repeated_keys(block: tuple[str, list[int], int], lines: tuple[int, ...]) -> list[tuple[int, str, int]]:
     """The keys given again in an option block, once each (see repeated_options);
     ``lines``: the line of the page of each line of the directive's content."""

@@ -725,6 +725,20 @@ def scan_includes(
             _refuse_file(at(block.start + 1), f"{name} of", argument, problem)
             lines[start:end] = [""] * (end - start)
             changed = True
+        elif directive == "include" and (cut := _cut_markdown_include(block)):
+            logger.warning(
+                "KB067 {%s} %s is cut with :%s:: MyST reads the cut as Markdown after the checks "
+                "read the whole file, and a cut that starts inside a code block makes what the "
+                "checks took for code live; include the whole file, or put the part in a file of its own",
+                name,
+                argument,
+                cut,
+                location=at(block.start + 1),
+                type="kb",
+                subtype="untrusted",
+            )
+            lines[start:end] = [""] * (end - start)
+            changed = True
         elif directive == "include":
             # MyST reads the whole file before include-read can count it: an
             # include past the page's budget is not read at all
@@ -735,6 +749,20 @@ def scan_includes(
                 lines[start:end] = [""] * (end - start)
                 changed = True
     return "\n".join(lines) if changed else text
+
+
+# MyST's {include} options that cut the file: what MyST parses is a part of
+# what include-read saw (the checks read the whole file, in on_include_read)
+INCLUDE_CUTS = ("start-line", "end-line", "start-after", "end-before")
+
+
+def _cut_markdown_include(block) -> str | None:
+    """The first option of a MyST {include} (kb.core.markdown.Block) that cuts
+    a file MyST parses as Markdown (not with :literal: or :code:), if any."""
+    keys = silent_loss.option_keys(block)
+    if "literal" in keys or "code" in keys:
+        return None
+    return next((key for key in keys if key in INCLUDE_CUTS), None)
 
 
 # Front-matter keys through which a page changes how MyST parses it.
