@@ -710,6 +710,9 @@ INSIDE = [
     # of part.txt makes its include live); shown as code, it may be cut
     ("```{include} part.txt\n:start-line: 1\n```\n", 0, "KB067 {include} part.txt is cut with :start-line:"),
     ("```{include} part.txt\n:literal:\n:start-line: 1\n```\n", None, None),
+    # an included file, in the lines MyST parses (str.splitlines), Markdown whatever its name
+    ("```{include} breaks.txt\n```\n", None, None),
+    ("```{include} twice.txt\n```\n", None, None),
     # blocks nested deeper than MyST can render: divs in quotes in divs
     (divs_in_quotes(7, 15), 0, "KB053 directives nested more than 30 levels deep"),
 ]
@@ -728,6 +731,14 @@ def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
     text = page.read_text(encoding="utf-8") + "\n"
     expected = []
     (tiny / "docs/training/part.txt").write_text("````text\n" + INCLUDE + "````\n", encoding="utf-8")
+    (tiny / "docs/training/breaks.txt").write_text(
+        "x\u2028" + INCLUDE.replace("\n", "\u2028"), encoding="utf-8"
+    )
+    (tiny / "docs/training/twice.txt").write_text("前言\n\n" + TWICE, encoding="utf-8")
+    expected += [
+        "training/breaks.txt:2: WARNING: KB011 include of '../../../secret.txt'",
+        "training/twice.txt:6: WARNING: KB065 the option :class: is given again (first on line 4)",
+    ]
     for case, line, message in INSIDE:
         if message:
             expected.append(f"training/x.md:{text.count(chr(10)) + 1 + line}: WARNING: {message}")
@@ -743,8 +754,10 @@ def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
         f"data/glossary.yaml:{entries.count(chr(10)) + 1}: WARNING: KB048 {{include}} ../../secret.txt"
     )
     out = assert_fails_at(tiny, *expected)
-    assert "x.md: WARNING" not in out and "glossary.yaml: WARNING" not in out, out[-3000:]
-    assert out.count("KB011") == sum("KB011" in (message or "") for _, _, message in INSIDE), out[-3000:]
+    assert ".md: WARNING" not in out and ".txt: WARNING" not in out and ".yaml: WARNING" not in out, out[
+        -3000:
+    ]
+    assert out.count("KB011") == 1 + sum("KB011" in (message or "") for _, _, message in INSIDE), out[-3000:]
     assert out.count("KB067") == 1, out[-3000:]
     site = tiny / "_build/html"
     assert not any("KB-DIV-SECRET" in p.read_text(errors="replace") for p in site.rglob("*.html")), out[

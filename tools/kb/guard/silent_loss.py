@@ -466,13 +466,17 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     if over_read_budget(page, len(content[0].encode("utf-8")), relative_path, (page, None)):
         content[0] = ""
         return
+    # in the lines MyST parses: it joins the file's str.splitlines() (as
+    # kb.guard.untrusted.on_include_read does too)
+    content[0] = "\n".join(content[0].splitlines())
     content[0] = cut_blank_runs(content[0], lambda line: f"{path}:{line}")
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
-    if path.suffix == ".md":
-        report_repeated_options(app.env, content[0], lambda line: f"{path}:{line}")
-        report_dropped_front_matter(app.env, content[0], lambda line: f"{path}:{line}")
-        content[0] = cut_too_deep(app.env, content[0], lambda line: f"{path}:{line}")
-    else:  # read as reStructuredText
+    # MyST's {include} parses any file as Markdown (part.txt too); an rST
+    # include of the same file reads it as rST: both are checked
+    report_repeated_options(app.env, content[0], lambda line: f"{path}:{line}")
+    report_dropped_front_matter(app.env, content[0], lambda line: f"{path}:{line}")
+    content[0] = cut_too_deep(app.env, content[0], lambda line: f"{path}:{line}")
+    if path.suffix != ".md":  # perhaps read as reStructuredText
         line = _rst_deep_line(content[0].split("\n"))
         if line:
             _report_rst_depth(f"{path}:{line}")

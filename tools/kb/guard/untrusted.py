@@ -882,6 +882,9 @@ def on_include_read(app, relative_path: Path, parent_docname: str, content: list
     if silent_loss.over_budget_alone(*silent_loss.read_so_far(docname)):
         content[0] = ""  # past the page's budget: not scanned (silent_loss reports it)
         return
+    # MyST parses the lines of the file's str.splitlines() (\u2028, \x0c … end
+    # a line), joined with "\n": scanned in those lines
+    content[0] = "\n".join(content[0].splitlines())
     content[0] = strip_bidi(content[0], lambda line: f"{shown(path)}:{line}")
     if path.suffix == ".md":
         content[0] = strip_page_settings(docname, content[0], where=str(path))
