@@ -763,3 +763,16 @@ def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
     assert not any("KB-DIV-SECRET" in p.read_text(errors="replace") for p in site.rglob("*.html")), out[
         -2000:
     ]
+
+
+def test_emphasis_nested_past_the_tree_limit_fails_at_its_line_not_with_a_traceback(tiny):
+    """Nesting no single text's check adds up (here emphasis in emphasis, one
+    line of 771 bytes) is measured in the page's tree: Sphinx saving a tree
+    about 195 levels deep passed the recursion limit (kb.guard.silent_loss.cut_deep_tree)."""
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    line = text.count("\n") + 1
+    page.write_text(
+        text + "*" * 385 + "x" + "*" * 385 + "\n\n" + "*" * 30 + "浅" + "*" * 30 + "\n", encoding="utf-8"
+    )
+    assert_fails_at(tiny, f"training/x.md:{line}: WARNING: KB053 blocks and emphasis nested more than 150")

@@ -746,6 +746,36 @@ def shown_in(expr: str) -> list[str] | None:
         return None
 
 
+# The page's tree as a whole: what the checks of each text cannot add up
+# (nesting through includes, cells, captions, emphasis in emphasis). Sphinx
+# pickles the tree and writes it recursively, and about 195 levels pass
+# Python's recursion limit (a RecursionError traceback).
+MAX_TREE_DEPTH = 150
+
+
+def cut_deep_tree(app, doctree) -> None:
+    """Report (KB053) and empty each element nested MAX_TREE_DEPTH deep in the
+    page's tree, measured without recursion, before anything else walks it."""
+    stack = [(doctree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth < MAX_TREE_DEPTH:
+            stack.extend((child, depth + 1) for child in getattr(node, "children", ()))
+        elif getattr(node, "children", None):
+            holder = node
+            while holder is not None and not holder.line:
+                holder = holder.parent
+            logger.warning(
+                "KB053 blocks and emphasis nested more than %d levels deep here: Sphinx would "
+                "exceed Python's recursion limit saving the page; flatten the nesting",
+                MAX_TREE_DEPTH,
+                location=holder if holder is not None else doctree,
+                type="kb",
+                subtype="nesting",
+            )
+            node.children = []
+
+
 def on_doctree_read_only(app, doctree) -> None:
     from sphinx import addnodes
 
@@ -772,6 +802,7 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-before-read-docs", forget_reads)
     app.connect("env-before-read-docs", on_env_before_read_docs)
     app.connect("env-before-read-docs", on_env_before_read_docs_unread)
+    app.connect("doctree-read", cut_deep_tree, priority=1)
     app.connect("doctree-read", on_doctree_read_only)
     app.connect("env-updated", on_env_updated)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
