@@ -138,6 +138,7 @@ def _lookup_document():
 # Per build environment: each name's directive class, and the classes whose
 # bodies are not Markdown (a page has dozens of directives, a site thousands).
 _LOOKUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LITERALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def directive_class(env, name: str) -> type[Directive] | None:
@@ -174,12 +175,11 @@ def is_literal(env, name: str, cls: type | None) -> bool:
     LITERAL_BODIES, by any of its names (or a subclass of one)."""
     if name.lower() in LITERAL_BODIES:
         return True
-    known = _LOOKUPS.setdefault(env, {})
-    if " literal" not in known:
-        known[" literal"] = tuple(
+    if env not in _LITERALS:
+        _LITERALS[env] = tuple(
             found for literal in LITERAL_BODIES if (found := directive_class(env, literal)) is not None
         )
-    return cls is not None and issubclass(cls, known[" literal"])
+    return cls is not None and issubclass(cls, _LITERALS[env])
 
 
 @dataclass(frozen=True)
@@ -339,11 +339,6 @@ def _walk(md: MarkdownIt, env, text: str) -> Iterator[Text]:
             inner.append(Text(nested[0], [], nested[1], found.depth + 1, levels, [], around))
         yield found
         todo.extend(reversed(inner))
-
-
-def texts(md: MarkdownIt, env, text: str) -> Iterator[Text]:
-    """The page, then every text in it MyST parses on its own (walk)."""
-    yield from walk(md, env, text)
 
 
 def too_deep_blocks(md: MarkdownIt, env, text: str) -> list[tuple[int, int]]:

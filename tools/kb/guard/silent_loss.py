@@ -89,7 +89,7 @@ def too_deep(env, text: str) -> list[tuple[int, int]]:
     limit = kb_markdown.parser(extensions).options["maxNesting"]
     md = kb_markdown.parser(extensions, limit + 2)  # bounded: the probe itself stops soon after
     found = []
-    for inner in kb_markdown.texts(md, env, text):
+    for inner in kb_markdown.walk(md, env, text):
         deep = next((t for t in inner.tokens if t.level >= limit and t.map), None)
         if deep is not None:
             found.append((inner.line(deep.map[0]) + 1, limit))
@@ -234,34 +234,36 @@ def repeated_options(env, text: str) -> list[tuple[int, str, int]]:
     md = kb_markdown.parser(env.config.myst_enable_extensions)
     found: list[tuple[int, str, int]] = []
     for block in kb_markdown.directives(md, env, text):
-        if block.takes_options and (options := _option_block(block.content)) is not None:
-            found += _repeated_keys(options, block.content_lines)
+        found += _repeated_keys(*_option_pairs(block), block.content_lines)
     return sorted(found)
 
 
-def option_keys(block) -> list[str]:
-    """The option keys of a directive (kb.core.markdown.Block), in order, as
-    MyST reads them (none if it reads no option block, or cannot read it)."""
+def _option_pairs(block) -> tuple[list, list[int]]:
+    """The (key, value) tokens of a directive's option block (kb.core.markdown.Block)
+    as MyST reads them, and the line of the content of each line of the block
+    (none if MyST reads no option block, or cannot read it)."""
     if not block.takes_options or (options := _option_block(block.content)) is None:
-        return []
+        return [], []
     try:
         pairs, _state = options_to_tokens(options[0])
     except TokenizeError:  # MyST reports it (myst.directive_option)
-        return []
-    return [key.value for key, _value in pairs]
+        return [], []
+    return pairs, options[1]
 
 
-def _repeated_keys(block: tuple[str, list[int], int], lines: tuple[int, ...]) -> list[tuple[int, str, int]]:
+def option_keys(block) -> list[str]:
+    """The option keys of a directive (kb.core.markdown.Block), in order."""
+    return [key.value for key, _value in _option_pairs(block)[0]]
+
+
+def _repeated_keys(pairs: list, at: list[int], lines: tuple[int, ...]) -> list[tuple[int, str, int]]:
     """The keys given again in an option block, once each (see repeated_options);
-    ``lines``: the line of the page of each line of the directive's content."""
-    try:
-        pairs, _state = options_to_tokens(block[0])
-    except TokenizeError:  # MyST reports it (myst.directive_option)
-        return []
+    ``at``: the line of the content of each line of the block; ``lines``: the
+    line of the page of each line of the directive's content."""
     first: dict[str, int] = {}
     found = {}
     for key, _value in pairs:
-        line = 1 + lines[min(block[1][min(key.start.line, len(block[1]) - 1)], len(lines) - 1)]
+        line = 1 + lines[min(at[min(key.start.line, len(at) - 1)], len(lines) - 1)]
         if key.value not in first:
             first[key.value] = line
         elif key.value not in found:
@@ -280,7 +282,7 @@ def dropped_front_matter(env, text: str, whole: bool = False) -> list[int]:
     md = kb_markdown.parser(env.config.myst_enable_extensions)
     return [
         inner.line(inner.tokens[0].map[0]) + 1 if inner.tokens[0].map else inner.line(0) + 1
-        for inner in kb_markdown.texts(md, env, text)
+        for inner in kb_markdown.walk(md, env, text)
         if (inner.depth or whole) and inner.tokens and inner.tokens[0].type == "front_matter"
     ]
 
