@@ -713,6 +713,25 @@ INSIDE = [
     # an included file, in the lines MyST parses (str.splitlines), Markdown whatever its name
     ("```{include} breaks.txt\n```\n", None, None),
     ("```{include} twice.txt\n```\n", None, None),
+    # a caption, parsed as Markdown blocks of which the first node is kept:
+    # a block in it is read out of the checks' sight, and no node is a traceback
+    (
+        "````{code-block} text\n---\ncaption: |\n  ```{include} ../../../secret.txt\n  ```\n---\nx\n````\n",
+        0,
+        "KB068 the :caption: of this {code-block} is not one paragraph",
+    ),
+    ('```{code-block} text\n:caption: "[x]: https://example.com"\n\nx\n```\n', 0, "KB068 the :caption:"),
+    (
+        ':::{note}\n```{literalinclude} part.txt\n---\ncaption: "标题\\u2028- 列表"\n---\n```\n:::\n',
+        1,
+        "KB068 the :caption: of this {literalinclude}",
+    ),
+    ("```{code-block} text\n:caption: 一个 *标题*\n\nx\n```\n", None, None),
+    (
+        '````{csv-table} 表\n"```{code-block} text\n:caption: ""[x]: https://example.com""\n\nx\n```",b\n````\n',
+        0,
+        "KB068 a cell of this csv-table has a directive whose :caption:",
+    ),
     # blocks nested deeper than MyST can render: divs in quotes in divs
     (divs_in_quotes(7, 15), 0, "KB053 directives nested more than 30 levels deep"),
 ]

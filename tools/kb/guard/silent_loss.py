@@ -39,6 +39,11 @@ its place instead.
   a leading front matter from any text it parses on its own, meant for
   included files).
 
+- ``KB068`` a ``:caption:`` (code-block, literalinclude, mermaid) that is
+  not one paragraph. Sphinx and sphinxcontrib-mermaid parse it as Markdown
+  blocks and keep the first node: a caption of no node is an IndexError
+  traceback, and a block in it is read where no other check looks.
+
 KB054 to KB057 leave nothing sensible to build: the build stops after the
 warning, with exit status 2 and no traceback.
 """
@@ -59,7 +64,10 @@ from urllib.parse import quote
 # escapes, values over several lines, Unicode line breaks);
 # tests/test_upstream_contract.py fails if it changes or if MyST stops
 # keeping the last value of a key.
+from docutils.statemachine import string2lines
+from myst_parser.parsers.directives import MarkupError, parse_directive_text
 from myst_parser.parsers.options import TokenizeError, options_to_tokens
+from sphinx.directives.other import TocTree
 
 from kb.core import markdown as kb_markdown
 from kb.core import store as kb_store
@@ -158,6 +166,9 @@ def cut_too_deep(env, text: str, location) -> str:
     for start, end, line in rst_too_deep(env, text):
         _report_rst_depth(location(line))
         cut.append((start, end))
+    for start, end, line, name in bad_captions(env, text):
+        _report_caption(name, location(line))
+        cut.append((start, end))
     if not cut:
         return text
     lines = text.split("\n")
@@ -189,6 +200,61 @@ def _report_depth(app, text: str, location) -> None:
             type="kb",
             subtype="nesting",
         )
+
+
+# -- KB068 a caption that is not one paragraph -------------------------------------
+
+
+def bad_captions(env, text: str) -> list[tuple[int, int, int, str]]:
+    """(first line, end line, 1-based line, name) of the block of ``text``
+    (0-based lines) to blank for each directive whose ``:caption:`` is not
+    one paragraph of Markdown. Sphinx's code blocks (container_wrapper) and
+    sphinxcontrib-mermaid (figure_wrapper) parse the caption as blocks and
+    keep the first node: a caption of no node (a link definition, spaces) is
+    an IndexError traceback, and any block in it (an include, directives
+    nested past the recursion limit) is read out of sight of the page's
+    checks. Read in the lines either one parses: docutils' (string2lines,
+    which also breaks at \u2028) and as given."""
+    md = kb_markdown.parser(env.config.myst_enable_extensions)
+    found = []
+    for block in kb_markdown.directives(md, env, text):
+        caption = _caption(env, block)
+        if caption is None:
+            continue
+        for lines in (caption, "\n".join(string2lines(caption))):
+            kinds = [token.type for token in kb_markdown.parsed(md, lines)]
+            if kinds != ["paragraph_open", "inline", "paragraph_close"]:
+                found.append((*block.outermost, block.start + 1, block.name))
+                break
+    return found
+
+
+def _caption(env, block) -> str | None:
+    """A directive's ``:caption:`` as MyST gives it to the directive, when the
+    directive parses it as Markdown (a toctree's caption is plain text)."""
+    cls = None if block.name == "eval-rst" else kb_markdown.directive_class(env, block.name)
+    if cls is None or "caption" not in (cls.option_spec or {}) or issubclass(cls, TocTree):
+        return None
+    if "caption" not in option_keys(block):
+        return None
+    try:
+        options = parse_directive_text(cls, block.argument, block.content).options
+    except MarkupError:  # MyST reports it, and runs no directive
+        return None
+    caption = options.get("caption")
+    return caption if isinstance(caption, str) else None
+
+
+def _report_caption(name: str, location) -> None:
+    logger.warning(
+        "KB068 the :caption: of this {%s} is not one paragraph of text: it is parsed as "
+        "Markdown and must be a single line or paragraph (no blank line, no directive, "
+        "list, heading or link definition); write it as plain text",
+        name,
+        location=location,
+        type="kb",
+        subtype="caption",
+    )
 
 
 # -- KB065 an option given twice ------------------------------------------------

@@ -510,6 +510,15 @@ class ConfinedCSVTable(_Confined, CSVTable):
                         subtype="dropped",
                     )
                     return True
+                if silent_loss.bad_captions(self.env, "\n".join(lines)):
+                    logger.warning(
+                        "KB068 a cell of this csv-table has a directive whose :caption: is not one "
+                        "paragraph of text: it is parsed as Markdown; write it as plain text",
+                        location=directive_location(self),
+                        type="kb",
+                        subtype="caption",
+                    )
+                    return True
                 if repeated := silent_loss.repeated_options(self.env, "\n".join(lines)):
                     logger.warning(
                         "KB065 a cell of this csv-table gives the option :%s: of a directive again: "
