@@ -115,9 +115,13 @@ class Markdown:
             return [self.list(node, depth)]
         if isinstance(node, nodes.definition_list):
             items = []
-            for item in node.findall(nodes.definition_list_item):
-                term = self.inline(item.next_node(nodes.term))
-                body = "\n\n".join(self.blocks(item.next_node(nodes.definition), depth))
+            # its own items (each once: a definition holds lists of its own)
+            for item in node.children:
+                if not isinstance(item, nodes.definition_list_item):
+                    continue
+                term = self.inline(next((c for c in item.children if isinstance(c, nodes.term)), None))
+                definition = next((c for c in item.children if isinstance(c, nodes.definition)), None)
+                body = "\n\n".join(self.blocks(definition, depth) if definition is not None else [])
                 items.append(f"**{term}**\n\n" + body)
             return items
         if isinstance(node, nodes.table):
@@ -155,7 +159,17 @@ class Markdown:
 
     def table(self, node: nodes.table) -> str:
         rows = []
-        for row in node.findall(nodes.row):
+        # its own rows (a cell may hold a table of its own, written in the cell)
+        own = (
+            row
+            for group in node.children
+            if isinstance(group, nodes.tgroup)
+            for part in group.children
+            if isinstance(part, nodes.thead | nodes.tbody)
+            for row in part.children
+            if isinstance(row, nodes.row)
+        )
+        for row in own:
             cells = [
                 self.inline(entry).replace("|", "\\|").replace("\n", " ").strip() for entry in row.children
             ]
@@ -180,7 +194,9 @@ class Markdown:
             return node.astext()
         if isinstance(node, SKIPPED) or SKIPPED_CLASSES & set(node.get("classes", [])):
             return ""
-        text = "".join(self.inline(c) for c in node.children)
+        # each child once (a block in a block in a cell: twice per level was 2**depth)
+        parts = [self.inline(c) for c in node.children]
+        text = "".join(parts)
         if isinstance(node, nodes.strong):
             return f"**{text}**" if text.strip() else text
         if isinstance(node, nodes.emphasis):
@@ -198,7 +214,7 @@ class Markdown:
         if isinstance(node, nodes.line):
             return text + "\n"
         if isinstance(node, nodes.Element) and not isinstance(node, nodes.Inline | nodes.TextElement):
-            return " ".join(self.inline(c) for c in node.children)
+            return " ".join(parts)
         return text
 
 
