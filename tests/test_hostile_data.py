@@ -732,6 +732,23 @@ INSIDE = [
         0,
         "KB068 a cell of this csv-table has a directive whose :caption:",
     ),
+    # the text after a quote's attribution, which MyST drops
+    (
+        "```{epigraph}\n引文\n\n-- 作者\n\n丢掉的段落\n```\n",
+        5,
+        "KB069 this text follows the '-- author' line of the {epigraph}",
+    ),
+    (
+        ":::aside\n```{pull-quote}\n引文\n\n\u2014 作者\n  续行\n丢掉\n```\n:::\n",
+        6,
+        "KB069 this text follows",
+    ),
+    ("```{highlights}\n要点\n\n-- 作者\n```\n", None, None),
+    (
+        '````{csv-table} 表\n"```{epigraph}\n引文\n\n-- 作者\n\n丢掉\n```",b\n````\n',
+        0,
+        "KB069 a cell of this csv-table has text after",
+    ),
     # blocks nested deeper than MyST can render: divs in quotes in divs
     (divs_in_quotes(7, 15), 0, "KB053 directives nested more than 30 levels deep"),
 ]

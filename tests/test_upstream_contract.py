@@ -146,3 +146,38 @@ def test_the_walk_finds_each_text_myst_parses_on_its_own_at_its_line(tmp_path):
         myst = {node.line - shift for node in doctree.findall(paragraph) if node.astext() == "MARK"}
         assert walked == myst, (name, walked, myst)
         assert bool(myst) == (name not in ("code", "missing-argument")), (name, myst)
+
+
+# (directive, body): MARK is dropped by MyST exactly when attribution_cut says so
+QUOTES = {
+    "after": ("epigraph", "引文\n\n-- 作者\n\nMARK"),
+    "after-continued": ("epigraph", "引文\n\n-- 作者\n   续行\n\nMARK"),
+    "em-dash": ("pull-quote", "引文\n\n\u2014 作者\nMARK"),
+    "three-dashes": ("highlights", "引文\n\n--- 作者\n\n- MARK"),
+    "before": ("epigraph", "MARK\n\n-- 作者"),
+    "no-blank-before": ("epigraph", "引文\n-- 作者\n\nMARK"),
+    "four-dashes": ("epigraph", "引文\n\n---- 不是署名\n\nMARK"),
+}
+
+
+def test_myst_drops_a_quotes_text_after_its_attribution_where_kb069_says():
+    """kb.guard.silent_loss.attribution_cut (KB069) follows the rule of
+    MyST's block_quote for epigraph, highlights and pull-quote (not in MyST's
+    API): the lines after an attribution are dropped. If this fails, MyST
+    changed the rule (mend attribution_cut) or keeps those lines now (then
+    KB069 may go)."""
+    from docutils.core import publish_doctree
+    from kb.guard.silent_loss import attribution_cut
+    from myst_parser.parsers.docutils_ import Parser
+
+    for name, (directive, body) in QUOTES.items():
+        doctree = publish_doctree(
+            f"```{{{directive}}}\n{body}\n```\n",
+            parser=Parser(),
+            settings_overrides={"report_level": 5, "halt_level": 5},
+        )
+        kept = "MARK" in doctree.astext()
+        cut = attribution_cut(body.split("\n"))
+        assert kept == (cut is None), (name, kept, cut)
+        if cut is not None:
+            assert "MARK" in body.split("\n")[cut], (name, cut)

@@ -44,6 +44,10 @@ its place instead.
   blocks and keep the first node: a caption of no node is an IndexError
   traceback, and a block in it is read where no other check looks.
 
+- ``KB069`` text after the ``-- author`` line of an epigraph, highlights or
+  pull-quote: MyST keeps the quote before it and the attribution, and drops
+  the rest without a word.
+
 KB054 to KB057 leave nothing sensible to build: the build stops after the
 warning, with exit status 2 and no traceback.
 """
@@ -64,6 +68,7 @@ from urllib.parse import quote
 # escapes, values over several lines, Unicode line breaks);
 # tests/test_upstream_contract.py fails if it changes or if MyST stops
 # keeping the last value of a key.
+from docutils.parsers.rst.directives.body import BlockQuote
 from docutils.statemachine import string2lines
 from myst_parser.parsers.directives import MarkupError, parse_directive_text
 from myst_parser.parsers.options import TokenizeError, options_to_tokens
@@ -353,7 +358,9 @@ def dropped_front_matter(env, text: str, whole: bool = False) -> list[int]:
     ]
 
 
-def report_dropped_front_matter(env, text: str, location, whole: bool = False) -> None:
+def report_dropped_text(env, text: str, location, whole: bool = False) -> None:
+    """Report what MyST would drop without a word: a front matter inside
+    (KB066), the text after an attribution (KB069)."""
     for line in dropped_front_matter(env, text, whole):
         logger.warning(
             "KB066 this text starts with a block between --- lines: MyST reads it as front "
@@ -363,6 +370,72 @@ def report_dropped_front_matter(env, text: str, location, whole: bool = False) -
             type="kb",
             subtype="dropped",
         )
+    for line, name in dropped_after_attribution(env, text):
+        logger.warning(
+            "KB069 this text follows the '-- author' line of the {%s} above: MyST keeps only "
+            "the quote before that line and the attribution, and drops the rest without a word; "
+            "end the %s with the attribution, or start a line that is not one with '--', '---' or '—'",
+            name,
+            name,
+            location=location(line),
+            type="kb",
+            subtype="dropped",
+        )
+
+
+# -- KB069 text after an attribution -----------------------------------------------
+# MyST's block_quote (myst_parser/mocking.py, MockState.block_quote, for
+# docutils' epigraph, highlights and pull-quote) takes the first line after a
+# blank line that starts with "--", "---" or an em dash as the attribution,
+# with the lines after it indented as far as its text, and parses none of the
+# lines after those. Docutils' own rST parser keeps them (as a quote of their
+# own); no upstream issue reports MyST's loss (searched 2026-12-04).
+# tests/test_upstream_contract.py fails when MyST starts keeping them, and
+# when its attribution rule moves away from this one.
+_ATTRIBUTION = re.compile("^((?:---?(?!-)|—) *)(.+)")
+
+
+def attribution_cut(lines: list[str]) -> int | None:
+    """The index of the first line with text after a quote's attribution
+    (which MyST drops), or None."""
+    blank_before = False
+    for i, line in enumerate(lines):
+        if not line.strip():
+            blank_before = True
+            continue
+        if not blank_before:
+            continue
+        blank_before = False
+        found = _ATTRIBUTION.match(line)
+        if not found:
+            continue
+        indent = len(found.group(1))
+        after = i + 1
+        while after < len(lines) and len(lines[after][indent:]) == len(lines[after].lstrip()):
+            after += 1
+        return next((k for k in range(after, len(lines)) if lines[k].strip()), None)
+    return None
+
+
+def dropped_after_attribution(env, text: str) -> list[tuple[int, str]]:
+    """(1-based line, name) of the first text MyST drops after the attribution
+    of each epigraph, highlights or pull-quote (docutils' BlockQuote) of
+    ``text``, directives in directives included."""
+    md = kb_markdown.parser(env.config.myst_enable_extensions)
+    found = []
+    for block in kb_markdown.directives(md, env, text):
+        cls = None if block.name == "eval-rst" else kb_markdown.directive_class(env, block.name)
+        if cls is None or not issubclass(cls, BlockQuote):
+            continue
+        try:
+            body = parse_directive_text(cls, block.argument, block.content)
+        except MarkupError:  # MyST reports it, and runs no directive
+            continue
+        cut = attribution_cut(body.body)
+        if cut is not None:
+            at = max(body.body_offset, 0) + cut
+            found.append((block.content_lines[min(at, len(block.content_lines) - 1)] + 1, block.name))
+    return found
 
 
 def report_repeated_options(env, text: str, location, where: str = "") -> None:
@@ -433,7 +506,7 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
         source[0] = cut_blank_runs(source[0], lambda line: (docname, line))
         _report_depth(app, source[0], lambda line: (docname, line))
         report_repeated_options(app.env, source[0], lambda line: (docname, line))
-        report_dropped_front_matter(app.env, source[0], lambda line: (docname, line))
+        report_dropped_text(app.env, source[0], lambda line: (docname, line))
         source[0] = cut_too_deep(app.env, source[0], lambda line: (docname, line))
 
 
@@ -542,7 +615,7 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     # MyST's {include} parses any file as Markdown (part.txt too); an rST
     # include of the same file reads it as rST: both are checked
     report_repeated_options(app.env, content[0], lambda line: f"{path}:{line}")
-    report_dropped_front_matter(app.env, content[0], lambda line: f"{path}:{line}")
+    report_dropped_text(app.env, content[0], lambda line: f"{path}:{line}")
     content[0] = cut_too_deep(app.env, content[0], lambda line: f"{path}:{line}")
     if path.suffix != ".md":  # perhaps read as reStructuredText
         line = _rst_deep_line(content[0].split("\n"))

@@ -510,6 +510,16 @@ class ConfinedCSVTable(_Confined, CSVTable):
                         subtype="dropped",
                     )
                     return True
+                if silent_loss.dropped_after_attribution(self.env, "\n".join(lines)):
+                    logger.warning(
+                        "KB069 a cell of this csv-table has text after the '-- author' line of a "
+                        "quote (epigraph, highlights, pull-quote): MyST drops it without a word; "
+                        "end the quote with the attribution",
+                        location=directive_location(self),
+                        type="kb",
+                        subtype="dropped",
+                    )
+                    return True
                 if silent_loss.bad_captions(self.env, "\n".join(lines)):
                     logger.warning(
                         "KB068 a cell of this csv-table has a directive whose :caption: is not one "

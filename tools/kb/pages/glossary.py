@@ -47,7 +47,7 @@ from kb.core.store import documents
 from kb.guard.silent_loss import (
     cut_blank_runs,
     cut_too_deep,
-    report_dropped_front_matter,
+    report_dropped_text,
     report_repeated_options,
     too_deep,
 )
@@ -188,8 +188,8 @@ class GlossaryDirective(SphinxDirective):
             )
         # an option given twice: the directive keeps the last (KB065)
         report_repeated_options(self.env, text, lambda _line: where, "in this definition")
-        # a block between --- lines at the start of it, or of a directive in it: dropped (KB066)
-        report_dropped_front_matter(self.env, text, lambda _line: where, whole=True)
+        # a block between --- lines at the start of it, or of a directive in it (KB066), text after a quote's attribution (KB069): dropped
+        report_dropped_text(self.env, text, lambda _line: where, whole=True)
         # directives or rST nested past Python's recursion limit: dropped (KB053)
         text = cut_too_deep(self.env, text, lambda _line: where)
         # a long run of whitespace-only lines: slow to highlight (KB094)
