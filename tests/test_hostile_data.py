@@ -718,15 +718,22 @@ INSIDE = [
     (
         "````{code-block} text\n---\ncaption: |\n  ```{include} ../../../secret.txt\n  ```\n---\nx\n````\n",
         0,
-        "KB068 the :caption: of this {code-block} is not one paragraph",
+        "KB068 the caption of this {code-block} is not one paragraph",
     ),
-    ('```{code-block} text\n:caption: "[x]: https://example.com"\n\nx\n```\n', 0, "KB068 the :caption:"),
+    (
+        '```{code-block} text\n:caption: "[x]: https://example.com"\n\nx\n```\n',
+        0,
+        "KB068 the caption of this {code-block}",
+    ),
     (
         ':::{note}\n```{literalinclude} part.txt\n---\ncaption: "标题\\u2028- 列表"\n---\n```\n:::\n',
         1,
-        "KB068 the :caption: of this {literalinclude}",
+        "KB068 the caption of this {literalinclude}",
     ),
     ("```{code-block} text\n:caption: 一个 *标题*\n\nx\n```\n", None, None),
+    # a figure reads its caption from the first node of its text: none was an UnboundLocalError
+    ("```{figure} a.png\n\n[x]: https://example.com\n```\n", 0, "KB068 the caption of this {figure}"),
+    (":::aside\n```{figure} a.png\n:alt: 图\n\n \n```\n:::\n", 1, "KB068 the caption of this {figure}"),
     (
         '````{csv-table} 表\n"```{code-block} text\n:caption: ""[x]: https://example.com""\n\nx\n```",b\n````\n',
         0,

@@ -69,6 +69,7 @@ from urllib.parse import quote
 # tests/test_upstream_contract.py fails if it changes or if MyST stops
 # keeping the last value of a key.
 from docutils.parsers.rst.directives.body import BlockQuote
+from docutils.parsers.rst.directives.images import Figure
 from docutils.statemachine import string2lines
 from myst_parser.parsers.directives import MarkupError, parse_directive_text
 from myst_parser.parsers.options import TokenizeError, options_to_tokens
@@ -223,6 +224,9 @@ def bad_captions(env, text: str) -> list[tuple[int, int, int, str]]:
     md = kb_markdown.parser(env.config.myst_enable_extensions)
     found = []
     for block in kb_markdown.directives(md, env, text):
+        if _empty_figure(md, env, block):
+            found.append((*block.outermost, block.start + 1, block.name))
+            continue
         caption = _caption(env, block)
         if caption is None:
             continue
@@ -232,6 +236,26 @@ def bad_captions(env, text: str) -> list[tuple[int, int, int, str]]:
                 found.append((*block.outermost, block.start + 1, block.name))
                 break
     return found
+
+
+def _empty_figure(md, env, block) -> bool:
+    """Whether a figure has a text that renders no node: only blank lines,
+    link definitions or a front matter (MyST drops them). Docutils' Figure
+    reads its caption from the first node of the text, and with none it ends
+    in an UnboundLocalError."""
+    cls = None if block.name == "eval-rst" else kb_markdown.directive_class(env, block.name)
+    if cls is None or not issubclass(cls, Figure):
+        return False
+    try:
+        body = parse_directive_text(cls, block.argument, block.content).body
+    except MarkupError:  # MyST reports it, and runs no directive
+        return False
+    if not body:
+        return False
+    for lines in ("\n".join(body), "\n".join(string2lines("\n".join(body)))):
+        if not [token for token in kb_markdown.parsed(md, lines) if token.type != "front_matter"]:
+            return True
+    return False
 
 
 def _caption(env, block) -> str | None:
@@ -252,9 +276,10 @@ def _caption(env, block) -> str | None:
 
 def _report_caption(name: str, location) -> None:
     logger.warning(
-        "KB068 the :caption: of this {%s} is not one paragraph of text: it is parsed as "
-        "Markdown and must be a single line or paragraph (no blank line, no directive, "
-        "list, heading or link definition); write it as plain text",
+        "KB068 the caption of this {%s} is not one paragraph of text (its :caption:, or a "
+        "figure's text that renders nothing): it is parsed as Markdown and must be a single "
+        "line or paragraph (no blank line, no directive, list, heading or link definition); "
+        "write it as plain text",
         name,
         location=location,
         type="kb",
