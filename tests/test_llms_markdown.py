@@ -70,3 +70,11 @@ def test_a_table_in_a_cell_is_that_cells_text_not_rows_of_the_outer_table(monkey
     assert rows[0] == "| 外一 | 外二 |" and rows[1] == "| --- | --- |", out
     assert len(rows) == 3 and "外三" in rows[2] and "内一" in rows[2] and "内二" in rows[2], out
     assert out.count("内一") == 1, out
+
+
+def test_a_note_holding_a_titled_table_is_labelled_as_a_note(monkeypatch):
+    """An admonition's label is its own title, or its kind: not the title of a
+    table inside it."""
+    out, _, _ = visits(monkeypatch, ".. note::\n\n   .. list-table:: 表名\n\n      * - 甲\n")
+    assert out.startswith("> **注意**") or out.startswith("> **Note**"), out
+    assert "> **表名**" not in out.splitlines()[0] and "> *表名*" in out.splitlines(), out

@@ -95,7 +95,7 @@ class Markdown:
         ):
             return []
         if isinstance(node, nodes.section):
-            title = node.next_node(nodes.title)
+            title = next((c for c in node.children if isinstance(c, nodes.title)), None)
             head = [f"{'#' * min(depth, 6)} {self.inline(title)}"] if title is not None else []
             rest = [c for c in node.children if c is not title]
             return head + [b for c in rest for b in self.block(c, depth + 1)]
@@ -125,9 +125,11 @@ class Markdown:
                 items.append(f"**{term}**\n\n" + body)
             return items
         if isinstance(node, nodes.table):
-            return [self.table(node)]
+            title = next((c for c in node.children if isinstance(c, nodes.title)), None)
+            return [f"*{self.inline(title).strip()}*"] * (title is not None) + [self.table(node)]
         if isinstance(node, nodes.Admonition):
-            title = node.next_node(nodes.title)
+            # its own title (next_node would find a table's title inside it)
+            title = next((c for c in node.children if isinstance(c, nodes.title)), None)
             if title is not None:
                 label = self.inline(title)
             else:
