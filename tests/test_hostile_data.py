@@ -732,6 +732,19 @@ INSIDE = [
     ),
     ("```{code-block} text\n:caption: 一个 *标题*\n\nx\n```\n", None, None),
     # a figure reads its caption from the first node of its text: none was an UnboundLocalError
+    # (and what renders nothing only when it runs, or in rST: checked as it runs)
+    (
+        "````{figure} a.png\n\n```{sectionauthor} 我\n```\n````\n",
+        0,
+        "KB068 the caption of this figure renders nothing",
+    ),
+    (
+        "```{eval-rst}\n.. code-block:: text\n   :caption: .. sectionauthor:: 我\n\n   x\n```\n",
+        1,
+        "KB068 the caption of this code-block renders nothing",
+    ),
+    # an empty caption of a literalinclude is its file name
+    ("```{literalinclude} part.txt\n:caption:\n```\n", None, None),
     ("```{figure} a.png\n\n[x]: https://example.com\n```\n", 0, "KB068 the caption of this {figure}"),
     (":::aside\n```{figure} a.png\n:alt: 图\n\n \n```\n:::\n", 1, "KB068 the caption of this {figure}"),
     (
@@ -751,6 +764,12 @@ INSIDE = [
         "KB069 this text follows",
     ),
     ("```{highlights}\n要点\n\n-- 作者\n```\n", None, None),
+    (":::{epigraph} 引文\n\n-- 作者\n\n丢掉\n:::\n", 4, "KB069 this text follows the '-- author' line"),
+    (
+        '````{csv-table} 表\n---\nheader: |\n  "```{epigraph}\n  引文\n\n  -- 作者\n\n  丢掉\n  ```",b\n---\n1,2\n````\n',
+        0,
+        "KB069 a cell of this csv-table has text after",
+    ),
     (
         '````{csv-table} 表\n"```{epigraph}\n引文\n\n-- 作者\n\n丢掉\n```",b\n````\n',
         0,

@@ -73,6 +73,7 @@ from docutils.parsers.rst.directives.images import Figure
 from docutils.statemachine import string2lines
 from myst_parser.parsers.directives import MarkupError, parse_directive_text
 from myst_parser.parsers.options import TokenizeError, options_to_tokens
+from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import TocTree
 
 from kb.core import markdown as kb_markdown
@@ -271,7 +272,13 @@ def _caption(env, block) -> str | None:
     except MarkupError:  # MyST reports it, and runs no directive
         return None
     caption = options.get("caption")
-    return caption if isinstance(caption, str) else None
+    if not isinstance(caption, str):
+        return None
+    if not caption and issubclass(cls, LiteralInclude):
+        return block.argument  # Sphinx captions it with the file name, as given
+    if not caption and issubclass(cls, CodeBlock):
+        return None  # no caption
+    return caption
 
 
 def _report_caption(name: str, location) -> None:
@@ -458,8 +465,11 @@ def dropped_after_attribution(env, text: str) -> list[tuple[int, str]]:
             continue
         cut = attribution_cut(body.body)
         if cut is not None:
-            at = max(body.body_offset, 0) + cut
-            found.append((block.content_lines[min(at, len(block.content_lines) - 1)] + 1, block.name))
+            # line ``k`` of the body is line ``body_offset + k`` of the content
+            # (-1: the directive's own line, when MyST takes its text as the first)
+            at = body.body_offset + cut
+            line = block.start if at < 0 else block.content_lines[min(at, len(block.content_lines) - 1)]
+            found.append((line + 1, block.name))
     return found
 
 

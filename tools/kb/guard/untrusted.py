@@ -61,7 +61,7 @@ from docutils.parsers.rst import languages as rst_languages
 from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import Include
-from sphinx.directives.patches import CSVTable
+from sphinx.directives.patches import CSVTable, Figure
 from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 from urllib3.exceptions import LocationParseError
@@ -332,9 +332,42 @@ def tab_width_too_large(directive: SphinxDirective) -> bool:
     return False
 
 
+def caption_renders_nothing(directive, run) -> list[nodes.Node]:
+    """``run()``, or KB068 (no traceback) when the caption it parses renders
+    no node. Sphinx's container_wrapper and sphinxcontrib-mermaid's
+    figure_wrapper take the first node of a :caption: parsed as blocks (an
+    IndexError when there is none); docutils' Figure takes it from the
+    figure's text (an UnboundLocalError). Pages are checked before MyST reads
+    them (kb.guard.silent_loss.bad_captions); this is for what that check
+    cannot see: rST in {eval-rst}, a caption of a directive that returns no
+    node ({sectionauthor}, an include of blank lines)."""
+    try:
+        return run()
+    except (IndexError, UnboundLocalError):
+        if "caption" not in directive.options and not directive.content:
+            raise
+        logger.warning(
+            "KB068 the caption of this %s renders nothing (its :caption:, or a figure's "
+            "text): it is read as the first node of what it holds; write it as one "
+            "paragraph of plain text",
+            directive.name,
+            location=directive_location(directive),
+            type="kb",
+            subtype="caption",
+        )
+        return []
+
+
 class CheckedCodeBlock(CodeBlock):
     def run(self) -> list[nodes.Node]:
-        return [] if line_spec_too_large(self, "emphasize-lines") else super().run()
+        if line_spec_too_large(self, "emphasize-lines"):
+            return []
+        return caption_renders_nothing(self, super().run)
+
+
+class CheckedFigure(Figure):
+    def run(self) -> list[nodes.Node]:
+        return caption_renders_nothing(self, super().run)
 
 
 # :diff: compares two files line by line (difflib: time grows with the
@@ -384,7 +417,7 @@ class ConfinedLiteralInclude(_Confined, LiteralInclude):
                 return []
             if argument and self.blank_run(self.env.relfn2path(argument.strip(), self.env.docname)[1]):
                 return []
-        return super().run()
+        return caption_renders_nothing(self, super().run)
 
 
 class ConfinedInclude(_Confined, Include):
@@ -461,13 +494,16 @@ class ConfinedCSVTable(_Confined, CSVTable):
         whose lists or quotes the Markdown parser would cut silently (KB053):
         each cell is parsed as Markdown on its own, out of sight of the page's
         check (kb.core.markdown.LITERAL_BODIES). Read with CSVTable's own
-        get_csv_data and parse_csv_data_into_rows."""
+        get_csv_data, parse_csv_data_into_rows and process_header_option
+        (the cells of :header: too)."""
         given = self.options.get("file")
         if read is not None:
             self.options["file"] = read  # the path Sphinx reads (/x is docs/x), absolute
         try:
             data, source = self.get_csv_data()
             rows, _ = self.parse_csv_data_into_rows(data, self.DocutilsDialect(self.options), source)
+            # the :header: option's cells are parsed as Markdown too
+            rows = self.process_header_option()[0] + rows
         except Exception:  # noqa: BLE001 - run() reports what the table cannot read
             return False
         finally:
@@ -1552,6 +1588,7 @@ CONFINED = {
     "sourcecode": CheckedCodeBlock,
     "include": ConfinedInclude,
     "csv-table": ConfinedCSVTable,
+    "figure": CheckedFigure,
     "raw": RefusedRaw,
     **dict.fromkeys(REFUSED_DIRECTIVES, RefusedDirective),
 }

@@ -148,7 +148,7 @@ class LocatedMermaid(Mermaid):
                     subtype="mermaid",
                 )
                 return []
-        result = super().run(**kwargs)
+        result = kb_untrusted.caption_renders_nothing(self, lambda: super(LocatedMermaid, self).run(**kwargs))
         source, line = self.state_machine.get_source_and_line(self.lineno)
         for top in result:
             for node in top.findall(mermaid):
