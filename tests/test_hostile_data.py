@@ -718,17 +718,17 @@ INSIDE = [
     (
         "````{code-block} text\n---\ncaption: |\n  ```{include} ../../../secret.txt\n  ```\n---\nx\n````\n",
         0,
-        "KB068 the caption of this {code-block} is not one paragraph",
+        "KB068 the :caption: of this {code-block} is not one paragraph",
     ),
     (
         '```{code-block} text\n:caption: "[x]: https://example.com"\n\nx\n```\n',
         0,
-        "KB068 the caption of this {code-block}",
+        "KB068 the :caption: of this {code-block}",
     ),
     (
         ':::{note}\n```{literalinclude} part.txt\n---\ncaption: "标题\\u2028- 列表"\n---\n```\n:::\n',
         1,
-        "KB068 the caption of this {literalinclude}",
+        "KB068 the :caption: of this {literalinclude}",
     ),
     ("```{code-block} text\n:caption: 一个 *标题*\n\nx\n```\n", None, None),
     # a figure reads its caption from the first node of its text: none was an UnboundLocalError
@@ -743,10 +743,20 @@ INSIDE = [
         1,
         "KB068 the caption of this code-block renders nothing",
     ),
+    # a signature Sphinx reads past its end is shown as written
+    (":::{option} -x[\n:::\n", None, None),
     # an empty caption of a literalinclude is its file name
     ("```{literalinclude} part.txt\n:caption:\n```\n", None, None),
-    ("```{figure} a.png\n\n[x]: https://example.com\n```\n", 0, "KB068 the caption of this {figure}"),
-    (":::aside\n```{figure} a.png\n:alt: 图\n\n \n```\n:::\n", 1, "KB068 the caption of this {figure}"),
+    (
+        "```{figure} a.png\n\n[x]: https://example.com\n```\n",
+        0,
+        "KB068 the text of this {figure} renders nothing",
+    ),
+    (
+        ":::aside\n```{figure} a.png\n:alt: 图\n\n \n```\n:::\n",
+        1,
+        "KB068 the text of this {figure} renders nothing",
+    ),
     (
         '````{csv-table} 表\n"```{code-block} text\n:caption: ""[x]: https://example.com""\n\nx\n```",b\n````\n',
         0,

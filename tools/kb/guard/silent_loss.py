@@ -226,7 +226,7 @@ def bad_captions(env, text: str) -> list[tuple[int, int, int, str]]:
     found = []
     for block in kb_markdown.directives(md, env, text):
         if _empty_figure(md, env, block):
-            found.append((*block.outermost, block.start + 1, block.name))
+            found.append((*block.outermost, block.start + 1, f"figure:{block.name}"))
             continue
         caption = _caption(env, block)
         if caption is None:
@@ -282,11 +282,22 @@ def _caption(env, block) -> str | None:
 
 
 def _report_caption(name: str, location) -> None:
+    if name.startswith("figure:"):
+        logger.warning(
+            "KB068 the text of this {%s} renders nothing (only blank lines, link definitions "
+            "or a --- block): a figure takes its caption from the first thing its text holds, "
+            "and the build would stop; remove the blank lines after the options, or write a caption",
+            name.partition(":")[2],
+            location=location,
+            type="kb",
+            subtype="caption",
+        )
+        return
     logger.warning(
-        "KB068 the caption of this {%s} is not one paragraph of text (its :caption:, or a "
-        "figure's text that renders nothing): it is parsed as Markdown and must be a single "
-        "line or paragraph (no blank line, no directive, list, heading or link definition); "
-        "write it as plain text",
+        "KB068 the :caption: of this {%s} is not one paragraph of text: it is parsed as "
+        "Markdown, and only its first paragraph is kept (a caption of no text stops the build); "
+        "write one line, and escape a first character that would start a heading, quote or "
+        "list (\\# 标题, \\> 1, \\- x, 1\\. 步骤)",
         name,
         location=location,
         type="kb",

@@ -62,6 +62,7 @@ from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import Include
 from sphinx.directives.patches import CSVTable, Figure
+from sphinx.domains.std import Cmdoption
 from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 from urllib3.exceptions import LocationParseError
@@ -332,7 +333,7 @@ def tab_width_too_large(directive: SphinxDirective) -> bool:
     return False
 
 
-def caption_renders_nothing(directive, run) -> list[nodes.Node]:
+def caption_renders_nothing(directive, run, error: type[Exception] = IndexError) -> list[nodes.Node]:
     """``run()``, or KB068 (no traceback) when the caption it parses renders
     no node. Sphinx's container_wrapper and sphinxcontrib-mermaid's
     figure_wrapper take the first node of a :caption: parsed as blocks (an
@@ -343,8 +344,10 @@ def caption_renders_nothing(directive, run) -> list[nodes.Node]:
     node ({sectionauthor}, an include of blank lines)."""
     try:
         return run()
-    except (IndexError, UnboundLocalError):
-        if "caption" not in directive.options and not directive.content:
+    except error:
+        # only where the caption is the cause: a :caption: given (IndexError), a
+        # figure's text parsed to no node (UnboundLocalError: its loop never ran)
+        if error is IndexError and "caption" not in directive.options:
             raise
         logger.warning(
             "KB068 the caption of this %s renders nothing (its :caption:, or a figure's "
@@ -367,7 +370,19 @@ class CheckedCodeBlock(CodeBlock):
 
 class CheckedFigure(Figure):
     def run(self) -> list[nodes.Node]:
-        return caption_renders_nothing(self, super().run)
+        return caption_renders_nothing(self, super().run, UnboundLocalError)
+
+
+class CheckedCmdoption(Cmdoption):
+    """``{option}``: Sphinx 9.0 reads past the end of a signature such as
+    ``-x[`` (an IndexError traceback); such a signature is shown as written,
+    as Sphinx shows any signature it cannot read (a ValueError)."""
+
+    def handle_signature(self, sig, signode):
+        try:
+            return super().handle_signature(sig, signode)
+        except IndexError as exc:
+            raise ValueError(sig) from exc
 
 
 # :diff: compares two files line by line (difflib: time grows with the
@@ -1608,6 +1623,8 @@ def register_confined(app, config) -> None:
         app.add_directive(name, directive, override=True)
     # Sphinx looks a name up in the standard domain before docutils' registry
     app.add_directive_to_domain("std", "glossary", RefusedDirective, override=True)
+    app.add_directive_to_domain("std", "option", CheckedCmdoption, override=True)
+    app.add_directive_to_domain("std", "cmdoption", CheckedCmdoption, override=True)
 
 
 def note_confdir(app, config) -> None:
