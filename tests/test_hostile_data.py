@@ -743,8 +743,20 @@ INSIDE = [
         1,
         "KB068 the caption of this code-block renders nothing",
     ),
-    # a signature Sphinx reads past its end is shown as written
-    (":::{option} -x[\n:::\n", None, None),
+    # a signature or grammar Sphinx cannot read: reported, not a traceback
+    (":::{option} -x[\n:::\n", 0, "KB078 Sphinx cannot read this option signature '-x['"),
+    (
+        "```{productionlist} 语法\n```\n",
+        0,
+        "KB078 Sphinx cannot read this productionlist grammar: it holds no",
+    ),
+    (
+        "```{eval-rst}\n.. productionlist:: g\n   a: b\n   说明\n   c: d\n```\n",
+        1,
+        "KB078 Sphinx cannot read this productionlist grammar past the line '说明'",
+    ),
+    ("```{eval-rst}\n.. productionlist:: g\n   a: b\n   c: d\n```\n", None, None),
+    ("```{productionlist} g: a b\n```\n", None, None),
     # an empty caption of a literalinclude is its file name
     ("```{literalinclude} part.txt\n:caption:\n```\n", None, None),
     (

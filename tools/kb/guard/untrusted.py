@@ -62,7 +62,7 @@ from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import Include
 from sphinx.directives.patches import CSVTable, Figure
-from sphinx.domains.std import Cmdoption
+from sphinx.domains.std import Cmdoption, ProductionList
 from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 from urllib3.exceptions import LocationParseError
@@ -373,16 +373,55 @@ class CheckedFigure(Figure):
         return caption_renders_nothing(self, super().run, UnboundLocalError)
 
 
+def _unreadable(directive, what: str, fix: str) -> None:
+    logger.warning(
+        "KB078 Sphinx cannot read this %s %s; %s",
+        directive.name.rpartition(":")[2],
+        what,
+        fix,
+        location=directive_location(directive),
+        type="kb",
+        subtype="signature",
+    )
+
+
 class CheckedCmdoption(Cmdoption):
     """``{option}``: Sphinx 9.0 reads past the end of a signature such as
-    ``-x[`` (an IndexError traceback); such a signature is shown as written,
-    as Sphinx shows any signature it cannot read (a ValueError)."""
+    ``-x[`` (an IndexError traceback). It is reported (KB078) and shown as
+    written, as Sphinx shows a signature it cannot read (a ValueError)."""
 
     def handle_signature(self, sig, signode):
         try:
             return super().handle_signature(sig, signode)
         except IndexError as exc:
+            _unreadable(self, f"signature {sig!r}", "close the brackets of the option's value (-x[=VALUE])")
             raise ValueError(sig) from exc
+
+
+class CheckedProductionList(ProductionList):
+    """``{productionlist}``: Sphinx 9.0 takes max() of the productions, and
+    an argument with no ``name: tokens`` line is a ValueError traceback."""
+
+    def run(self) -> list[nodes.Node]:
+        # as Sphinx reads it: a first line without ":" names the group; the
+        # productions run to the first line without ":", and the rest is dropped
+        lines = self.arguments[0].replace("\\\n", "").splitlines()
+        rest = lines[1:] if lines and ":" not in lines[0] else lines
+        productions = next((i for i, line in enumerate(rest) if ":" not in line), len(rest))
+        if not productions:
+            _unreadable(
+                self,
+                "grammar: it holds no production",
+                "write each production as name: tokens, in the directive's argument",
+            )
+            return []
+        if any(line.strip() for line in rest[productions:]):
+            _unreadable(
+                self,
+                f"grammar past the line {rest[productions]!r}, which has no ':' (Sphinx drops it and what follows)",
+                "write each production as name: tokens, one per line",
+            )
+        return super().run()
 
 
 # :diff: compares two files line by line (difflib: time grows with the
@@ -1625,6 +1664,7 @@ def register_confined(app, config) -> None:
     app.add_directive_to_domain("std", "glossary", RefusedDirective, override=True)
     app.add_directive_to_domain("std", "option", CheckedCmdoption, override=True)
     app.add_directive_to_domain("std", "cmdoption", CheckedCmdoption, override=True)
+    app.add_directive_to_domain("std", "productionlist", CheckedProductionList, override=True)
 
 
 def note_confdir(app, config) -> None:
