@@ -182,6 +182,35 @@ def is_literal(env, name: str, cls: type | None) -> bool:
     return cls is not None and issubclass(cls, _LITERALS[env])
 
 
+def block_class(env, name: str) -> type[Directive] | None:
+    """The class of the directive ``{name}`` of a page (None for eval-rst,
+    which MyST handles itself, and for a name Sphinx does not know)."""
+    return None if name == "eval-rst" else directive_class(env, name)
+
+
+# Per build environment: each directive's text as MyST reads it (the walk reads
+# the bodies; the checks read options, bodies of literal directives too)
+_DIRECTIVE_TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def parsed_directive(env, block: Block):
+    """MyST's reading of a directive of a page (``parse_directive_text``:
+    options, body, body_offset), or None where MyST reports the directive
+    and runs nothing. A name Sphinx does not know is read as ``_Unknown``.
+    Read once per directive and environment."""
+    known = _DIRECTIVE_TEXTS.setdefault(env, {})
+    if block not in known:
+        try:
+            known[block] = parse_directive_text(
+                block_class(env, block.name) or _Unknown, block.argument, block.content
+            )
+        except MarkupError:
+            known[block] = None
+        while len(known) > 4096:  # a page's directives, a few pages' worth
+            del known[next(iter(known))]
+    return known[block]
+
+
 @dataclass(frozen=True)
 class Block:
     """A MyST directive of a page: ``{name} argument`` on its first line."""
@@ -261,7 +290,7 @@ def _inner(env, token: Token, where: Text) -> tuple[Block | None, tuple[str, lis
     content_lines = tuple(
         where.line(token.map[0] + 1 - added + i) if i >= added else start for i in range(count)
     )
-    cls = None if name == "eval-rst" else directive_class(env, name)
+    cls = block_class(env, name)
     parse_as = cls or _Unknown
     block = Block(
         name,
@@ -275,9 +304,8 @@ def _inner(env, token: Token, where: Text) -> tuple[Block | None, tuple[str, lis
     )
     if name == "eval-rst" or is_literal(env, name, cls):
         return block, None
-    try:
-        body = parse_directive_text(parse_as, argument, content)
-    except MarkupError:  # MyST reports it, and reads no body
+    body = parsed_directive(env, block)
+    if body is None:  # MyST reports it, and reads no body
         return block, None
     # MyST cuts the body from the lines of ``content`` (str.splitlines), after
     # the option block and a blank line; the first line's text, when it is

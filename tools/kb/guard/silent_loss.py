@@ -71,7 +71,6 @@ from urllib.parse import quote
 from docutils.parsers.rst.directives.body import BlockQuote
 from docutils.parsers.rst.directives.images import Figure
 from docutils.statemachine import string2lines
-from myst_parser.parsers.directives import MarkupError, parse_directive_text
 from myst_parser.parsers.options import TokenizeError, options_to_tokens
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import TocTree
@@ -173,8 +172,8 @@ def cut_too_deep(env, text: str, location) -> str:
     for start, end, line in rst_too_deep(env, text):
         _report_rst_depth(location(line))
         cut.append((start, end))
-    for start, end, line, name in bad_captions(env, text):
-        _report_caption(name, location(line))
+    for start, end, line, name, figure in bad_captions(env, text):
+        _report_caption(name, figure, location(line))
         cut.append((start, end))
     if not cut:
         return text
@@ -212,8 +211,9 @@ def _report_depth(app, text: str, location) -> None:
 # -- KB068 a caption that is not one paragraph -------------------------------------
 
 
-def bad_captions(env, text: str) -> list[tuple[int, int, int, str]]:
-    """(first line, end line, 1-based line, name) of the block of ``text``
+def bad_captions(env, text: str) -> list[tuple[int, int, int, str, bool]]:
+    """(first line, end line, 1-based line, name, whether it is a figure's
+    text) of the block of ``text``
     (0-based lines) to blank for each directive whose ``:caption:`` is not
     one paragraph of Markdown. Sphinx's code blocks (container_wrapper) and
     sphinxcontrib-mermaid (figure_wrapper) parse the caption as blocks and
@@ -226,17 +226,22 @@ def bad_captions(env, text: str) -> list[tuple[int, int, int, str]]:
     found = []
     for block in kb_markdown.directives(md, env, text):
         if _empty_figure(md, env, block):
-            found.append((*block.outermost, block.start + 1, f"figure:{block.name}"))
+            found.append((*block.outermost, block.start + 1, block.name, True))
             continue
         caption = _caption(env, block)
-        if caption is None:
-            continue
-        for lines in (caption, "\n".join(string2lines(caption))):
-            kinds = [token.type for token in kb_markdown.parsed(md, lines)]
-            if kinds != ["paragraph_open", "inline", "paragraph_close"]:
-                found.append((*block.outermost, block.start + 1, block.name))
-                break
+        if caption is not None and any(
+            [token.type for token in kb_markdown.parsed(md, lines)]
+            != ["paragraph_open", "inline", "paragraph_close"]
+            for lines in _as_read(caption)
+        ):
+            found.append((*block.outermost, block.start + 1, block.name, False))
     return found
+
+
+def _as_read(text: str) -> tuple[str, str]:
+    """``text`` as MyST's nested parse reads it, and in docutils' lines
+    (string2lines, as Sphinx's parse_text_to_nodes cuts it: also at \u2028)."""
+    return text, "\n".join(string2lines(text))
 
 
 def _empty_figure(md, env, block) -> bool:
@@ -244,34 +249,28 @@ def _empty_figure(md, env, block) -> bool:
     link definitions or a front matter (MyST drops them). Docutils' Figure
     reads its caption from the first node of the text, and with none it ends
     in an UnboundLocalError."""
-    cls = None if block.name == "eval-rst" else kb_markdown.directive_class(env, block.name)
+    cls = kb_markdown.block_class(env, block.name)
     if cls is None or not issubclass(cls, Figure):
         return False
-    try:
-        body = parse_directive_text(cls, block.argument, block.content).body
-    except MarkupError:  # MyST reports it, and runs no directive
+    parsed = kb_markdown.parsed_directive(env, block)  # None: MyST reports it, and runs nothing
+    if parsed is None or not parsed.body:
         return False
-    if not body:
-        return False
-    for lines in ("\n".join(body), "\n".join(string2lines("\n".join(body)))):
-        if not [token for token in kb_markdown.parsed(md, lines) if token.type != "front_matter"]:
-            return True
-    return False
+    return any(
+        all(token.type == "front_matter" for token in kb_markdown.parsed(md, lines))
+        for lines in _as_read("\n".join(parsed.body))
+    )
 
 
 def _caption(env, block) -> str | None:
     """A directive's ``:caption:`` as MyST gives it to the directive, when the
     directive parses it as Markdown (a toctree's caption is plain text)."""
-    cls = None if block.name == "eval-rst" else kb_markdown.directive_class(env, block.name)
+    cls = kb_markdown.block_class(env, block.name)
     if cls is None or "caption" not in (cls.option_spec or {}) or issubclass(cls, TocTree):
         return None
     if "caption" not in option_keys(block):
         return None
-    try:
-        options = parse_directive_text(cls, block.argument, block.content).options
-    except MarkupError:  # MyST reports it, and runs no directive
-        return None
-    caption = options.get("caption")
+    parsed = kb_markdown.parsed_directive(env, block)  # None: MyST reports it, and runs nothing
+    caption = parsed.options.get("caption") if parsed is not None else None
     if not isinstance(caption, str):
         return None
     if not caption and issubclass(cls, LiteralInclude):
@@ -281,13 +280,13 @@ def _caption(env, block) -> str | None:
     return caption
 
 
-def _report_caption(name: str, location) -> None:
-    if name.startswith("figure:"):
+def _report_caption(name: str, figure: bool, location) -> None:
+    if figure:
         logger.warning(
             "KB068 the text of this {%s} renders nothing (only blank lines, link definitions "
             "or a --- block): a figure takes its caption from the first thing its text holds, "
             "and the build would stop; remove the blank lines after the options, or write a caption",
-            name.partition(":")[2],
+            name,
             location=location,
             type="kb",
             subtype="caption",
@@ -467,12 +466,11 @@ def dropped_after_attribution(env, text: str) -> list[tuple[int, str]]:
     md = kb_markdown.parser(env.config.myst_enable_extensions)
     found = []
     for block in kb_markdown.directives(md, env, text):
-        cls = None if block.name == "eval-rst" else kb_markdown.directive_class(env, block.name)
+        cls = kb_markdown.block_class(env, block.name)
         if cls is None or not issubclass(cls, BlockQuote):
             continue
-        try:
-            body = parse_directive_text(cls, block.argument, block.content)
-        except MarkupError:  # MyST reports it, and runs no directive
+        body = kb_markdown.parsed_directive(env, block)
+        if body is None:  # MyST reports it, and runs nothing
             continue
         cut = attribution_cut(body.body)
         if cut is not None:

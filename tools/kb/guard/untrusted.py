@@ -540,6 +540,45 @@ def file_readers(holder, text: str):
             yield block
 
 
+# What the page's checks find, in a cell of a csv-table (parsed as Markdown on
+# its own, out of their sight): (check, warning, subtype); a warning with %s
+# names what the check found first (KB065: the option)
+CELL_CHECKS = (
+    (
+        silent_loss.too_deep,
+        "KB053 a cell of this csv-table nests lists or quotes too deep: the "
+        "Markdown parser would drop the block and what follows it; flatten the cell",
+        "nesting",
+    ),
+    (
+        lambda env, text: silent_loss.dropped_front_matter(env, text, whole=True),
+        "KB066 a cell of this csv-table starts (or has a directive whose text starts) "
+        "with a block between --- lines: MyST reads it as front matter and drops it "
+        "without a word; start the text with a line of its own",
+        "dropped",
+    ),
+    (
+        silent_loss.dropped_after_attribution,
+        "KB069 a cell of this csv-table has text after the '-- author' line of a "
+        "quote (epigraph, highlights, pull-quote): MyST drops it without a word; "
+        "end the quote with the attribution",
+        "dropped",
+    ),
+    (
+        silent_loss.bad_captions,
+        "KB068 a cell of this csv-table has a directive whose :caption: is not one "
+        "paragraph of text: it is parsed as Markdown; write it as plain text",
+        "caption",
+    ),
+    (
+        silent_loss.repeated_options,
+        "KB065 a cell of this csv-table gives the option :%s: of a directive again: "
+        "the directive would keep only the last value, without a word; give each option once",
+        "option",
+    ),
+)
+
+
 class ConfinedCSVTable(_Confined, CSVTable):
     what = "csv-table file"
 
@@ -581,54 +620,16 @@ class ConfinedCSVTable(_Confined, CSVTable):
             return True
         for row in rows:
             for *_, lines in row:
-                if silent_loss.too_deep(self.env, "\n".join(lines)):
-                    logger.warning(
-                        "KB053 a cell of this csv-table nests lists or quotes too deep: the "
-                        "Markdown parser would drop the block and what follows it; flatten the cell",
-                        location=directive_location(self),
-                        type="kb",
-                        subtype="nesting",
-                    )
-                    return True
-                if silent_loss.dropped_front_matter(self.env, "\n".join(lines), whole=True):
-                    logger.warning(
-                        "KB066 a cell of this csv-table starts (or has a directive whose text starts) "
-                        "with a block between --- lines: MyST reads it as front matter and drops it "
-                        "without a word; start the text with a line of its own",
-                        location=directive_location(self),
-                        type="kb",
-                        subtype="dropped",
-                    )
-                    return True
-                if silent_loss.dropped_after_attribution(self.env, "\n".join(lines)):
-                    logger.warning(
-                        "KB069 a cell of this csv-table has text after the '-- author' line of a "
-                        "quote (epigraph, highlights, pull-quote): MyST drops it without a word; "
-                        "end the quote with the attribution",
-                        location=directive_location(self),
-                        type="kb",
-                        subtype="dropped",
-                    )
-                    return True
-                if silent_loss.bad_captions(self.env, "\n".join(lines)):
-                    logger.warning(
-                        "KB068 a cell of this csv-table has a directive whose :caption: is not one "
-                        "paragraph of text: it is parsed as Markdown; write it as plain text",
-                        location=directive_location(self),
-                        type="kb",
-                        subtype="caption",
-                    )
-                    return True
-                if repeated := silent_loss.repeated_options(self.env, "\n".join(lines)):
-                    logger.warning(
-                        "KB065 a cell of this csv-table gives the option :%s: of a directive again: "
-                        "the directive would keep only the last value, without a word; give each option once",
-                        repeated[0][1],
-                        location=directive_location(self),
-                        type="kb",
-                        subtype="option",
-                    )
-                    return True
+                for check, message, subtype in CELL_CHECKS:
+                    if found := check(self.env, "\n".join(lines)):
+                        logger.warning(
+                            message,
+                            *([found[0][1]] if "%s" in message else []),
+                            location=directive_location(self),
+                            type="kb",
+                            subtype=subtype,
+                        )
+                        return True
         return False
 
     def cell_reads_a_file(self, text: str) -> bool:
