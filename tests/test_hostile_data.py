@@ -757,6 +757,13 @@ INSIDE = [
     ),
     ("```{eval-rst}\n.. productionlist:: g\n   a: b\n   c: d\n```\n", None, None),
     ("```{productionlist} g: a b\n```\n", None, None),
+    # rST blocks need no blank line between them: a caption of two rubrics
+    (
+        "```{eval-rst}\n.. code-block:: python\n   :caption: .. rubric:: 甲\n      .. rubric:: 乙\n\n   x = 1\n```\n",
+        1,
+        "KB068 the caption of this code-block renders nothing, or more than one paragraph",
+    ),
+    ("见 {token}`~a:b:c` 一处\n", 0, "KB078 Sphinx cannot read this token reference '~a:b:c'"),
     # an empty caption of a literalinclude is its file name
     ("```{literalinclude} part.txt\n:caption:\n```\n", None, None),
     (

@@ -62,7 +62,7 @@ from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import Include
 from sphinx.directives.patches import CSVTable, Figure
-from sphinx.domains.std import Cmdoption, ProductionList
+from sphinx.domains.std import Cmdoption, ProductionList, TokenXRefRole
 from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 from urllib3.exceptions import LocationParseError
@@ -335,10 +335,10 @@ def tab_width_too_large(directive: SphinxDirective) -> bool:
 
 def caption_renders_nothing(directive, run, error: type[Exception] = IndexError) -> list[nodes.Node]:
     """``run()``, or KB068 (no traceback) when the caption it parses renders
-    no node. Sphinx's container_wrapper and sphinxcontrib-mermaid's
-    figure_wrapper take the first node of a :caption: parsed as blocks (an
-    IndexError when there is none); docutils' Figure takes it from the
-    figure's text (an UnboundLocalError). Pages are checked before MyST reads
+    no node: sphinxcontrib-mermaid's figure_wrapper takes the first node of a
+    :caption: parsed as blocks (an IndexError when there is none); docutils'
+    Figure takes it from the figure's text (an UnboundLocalError). (Code
+    blocks: _OneParagraphCaption.) Pages are checked before MyST reads
     them (kb.guard.silent_loss.bad_captions); this is for what that check
     cannot see: rST in {eval-rst}, a caption of a directive that returns no
     node ({sectionauthor}, an include of blank lines)."""
@@ -349,23 +349,44 @@ def caption_renders_nothing(directive, run, error: type[Exception] = IndexError)
         # figure's text parsed to no node (UnboundLocalError: its loop never ran)
         if error is IndexError and "caption" not in directive.options:
             raise
-        logger.warning(
-            "KB068 the caption of this %s renders nothing (its :caption:, or a figure's "
-            "text): it is read as the first node of what it holds; write it as one "
-            "paragraph of plain text",
-            directive.name,
-            location=directive_location(directive),
-            type="kb",
-            subtype="caption",
-        )
+        _report_caption_run(directive)
         return []
 
 
-class CheckedCodeBlock(CodeBlock):
+def _report_caption_run(directive) -> None:
+    logger.warning(
+        "KB068 the caption of this %s renders nothing, or more than one paragraph (its "
+        ":caption:, or a figure's text): only the first node of what it holds is kept; "
+        "write it as one paragraph of plain text",
+        directive.name,
+        location=directive_location(directive),
+        type="kb",
+        subtype="caption",
+    )
+
+
+class _OneParagraphCaption:
+    """For code-block and literalinclude, whose only call of the public
+    ``parse_text_to_nodes`` is for the caption (Sphinx's container_wrapper,
+    which keeps the first node): a caption that renders no node, or more
+    than one paragraph (rST blocks in {eval-rst} need no blank line between
+    them), is reported (KB068) and shown as the text it was written as."""
+
+    def parse_text_to_nodes(self, text="", /, *, offset=-1, allow_section_headings=False):
+        parsed = super().parse_text_to_nodes(
+            text, offset=offset, allow_section_headings=allow_section_headings
+        )
+        if len(parsed) == 1 and isinstance(parsed[0], nodes.paragraph):
+            return parsed
+        _report_caption_run(self)
+        return [nodes.paragraph(str(text), str(text))]
+
+
+class CheckedCodeBlock(_OneParagraphCaption, CodeBlock):
     def run(self) -> list[nodes.Node]:
         if line_spec_too_large(self, "emphasize-lines"):
             return []
-        return caption_renders_nothing(self, super().run)
+        return super().run()
 
 
 class CheckedFigure(Figure):
@@ -396,6 +417,25 @@ class CheckedCmdoption(Cmdoption):
         except IndexError as exc:
             _unreadable(self, f"signature {sig!r}", "close the brackets of the option's value (-x[=VALUE])")
             raise ValueError(sig) from exc
+
+
+class CheckedTokenRole(TokenXRefRole):
+    """``{token}``: Sphinx 9.0 unpacks ``~a:b:c`` into two parts (a ValueError
+    traceback); such a reference is reported (KB078) and kept as written."""
+
+    def process_link(self, env, refnode, has_explicit_title, title, target):
+        try:
+            return super().process_link(env, refnode, has_explicit_title, title, target)
+        except ValueError:
+            logger.warning(
+                "KB078 Sphinx cannot read this token reference %r; name one token, with at most "
+                "one ':' between the grammar and the token (~grammar:token)",
+                title,
+                location=self.get_location(),
+                type="kb",
+                subtype="signature",
+            )
+            return title, target.lstrip("~")
 
 
 class CheckedProductionList(ProductionList):
@@ -429,7 +469,7 @@ class CheckedProductionList(ProductionList):
 MAX_DIFF_LINES = 5_000
 
 
-class ConfinedLiteralInclude(_Confined, LiteralInclude):
+class ConfinedLiteralInclude(_OneParagraphCaption, _Confined, LiteralInclude):
     what = "literalinclude of"
 
     def diff_too_long(self) -> bool:
@@ -471,7 +511,7 @@ class ConfinedLiteralInclude(_Confined, LiteralInclude):
                 return []
             if argument and self.blank_run(self.env.relfn2path(argument.strip(), self.env.docname)[1]):
                 return []
-        return caption_renders_nothing(self, super().run)
+        return super().run()
 
 
 class ConfinedInclude(_Confined, Include):
@@ -1666,6 +1706,7 @@ def register_confined(app, config) -> None:
     app.add_directive_to_domain("std", "option", CheckedCmdoption, override=True)
     app.add_directive_to_domain("std", "cmdoption", CheckedCmdoption, override=True)
     app.add_directive_to_domain("std", "productionlist", CheckedProductionList, override=True)
+    app.add_role_to_domain("std", "token", CheckedTokenRole(), override=True)
 
 
 def note_confdir(app, config) -> None:
