@@ -43,6 +43,7 @@ is refused (Jinja's documented ``intercepted_binops`` / ``call_binop``).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import re
@@ -521,17 +522,35 @@ def _template_files(folders: list[Path]) -> tuple[list[Path], list[tuple[str, st
     ]
 
 
+def _past_the_limits(files: list[Path], sizes: dict[Path, os.stat_result]) -> Path | None:
+    """The file at which the templates folders pass MAX_TEMPLATES files or
+    MAX_TEMPLATES_TOTAL bytes of templates, or None: found from the sizes
+    alone, so that a folder over the limits is refused without reading any
+    template (Jinja reads several seconds a MiB)."""
+    total = 0
+    for count, path in enumerate(files, 1):
+        info = sizes.get(path)
+        if info is None or not stat.S_ISREG(info.st_mode) or path.suffix.lower() != ".html":
+            continue  # gone, or not a template (KB018)
+        total += info.st_size
+        if count > MAX_TEMPLATES or total > MAX_TEMPLATES_TOTAL:
+            return path
+    return None
+
+
 def template_problems(folders: list[Path], seconds: float = 20) -> list[tuple[str, str]]:
     """(path:LINE, KB line) for what the templates folders may not hold; each
     template is read within ``seconds`` of CPU (kb_template_seconds)."""
     files, found = _template_files(folders)
     named: dict[Path, list[tuple[str, int]]] = {}  # template -> (literal name it names, line)
-    total = 0
-    for count, path in enumerate(files, 1):
-        try:
-            info = path.lstat()
-        except OSError:
-            continue  # gone since the folder was listed
+    sizes = {}
+    for path in files:
+        with contextlib.suppress(OSError):  # else gone since the folder was listed
+            sizes[path] = path.lstat()
+    over = _past_the_limits(files, sizes)
+    for path in files:
+        if (info := sizes.get(path)) is None:
+            continue
         if not stat.S_ISREG(info.st_mode) or path.suffix.lower() != ".html":
             found.append(
                 (
@@ -541,8 +560,7 @@ def template_problems(folders: list[Path], seconds: float = 20) -> list[tuple[st
                 )
             )
             continue
-        total += info.st_size
-        if count > MAX_TEMPLATES or total > MAX_TEMPLATES_TOTAL:
+        if path == over:
             found.append(
                 (
                     f"{shown(path)}:1",
@@ -562,6 +580,8 @@ def template_problems(folders: list[Path], seconds: float = 20) -> list[tuple[st
                 )
             )
             continue
+        if over is not None:
+            continue  # refused together, before the time it takes to read them
         try:
             with open(path, "rb") as file:
                 data = file.read(MAX_TEMPLATE_BYTES + 1)
