@@ -743,6 +743,28 @@ INSIDE = [
         1,
         "KB068 the caption of this code-block renders nothing",
     ),
+    # an hlist's :columns: outside 1..12: 0 was a ZeroDivisionError traceback, -2 dropped
+    # the items at rc 0, 10**11 made the build run for ever
+    (
+        ":::{hlist}\n:columns: 0\n\n- 甲\n- 乙\n:::\n",
+        0,
+        "KB079 the hlist's :columns: is 0; give a number from 1 to 12",
+    ),
+    (":::{hlist}\n:columns: -2\n\n- 甲\n:::\n", 0, "KB079 the hlist's :columns: is -2;"),
+    (
+        "```{eval-rst}\n.. hlist::\n   :columns: 99999999999\n\n   - 甲\n```\n",
+        1,
+        "KB079 the hlist's :columns: is 99999999999;",
+    ),
+    (":::{hlist}\n:columns: 3\n\n- 甲\n- 乙\n:::\n", None, None),
+    # an only block's condition that does not parse, or nests past the recursion limit
+    # (a TemplateSyntaxError or RecursionError traceback)
+    ("```{only} html and (\n甲\n```\n", 0, "KB062 the only block's condition 'html and (' cannot be read"),
+    (
+        "```{only} " + "(" * 1200 + "html" + ")" * 1200 + "\n甲\n```\n",
+        0,
+        "KB062 the only block's condition '((((",
+    ),
     # a signature or grammar Sphinx cannot read: reported, not a traceback
     (":::{option} -x[\n:::\n", 0, "KB078 Sphinx cannot read this option signature '-x['"),
     (

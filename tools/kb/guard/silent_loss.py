@@ -77,7 +77,7 @@ from sphinx.directives.other import TocTree
 
 from kb.core import markdown as kb_markdown
 from kb.core import store as kb_store
-from kb.core.log import getLogger
+from kb.core.log import clipped, getLogger
 
 logger = getLogger(__name__)
 
@@ -922,12 +922,17 @@ BUILDS = {
 
 
 def shown_in(expr: str) -> list[str] | None:
-    """The builds in which an only block's condition holds (None: not a condition)."""
+    """The builds in which an only block's condition holds (None: not a condition).
+    Sphinx reads the condition with Jinja's expression parser, which raises
+    its TemplateSyntaxError for one that does not parse (`html and (`), and
+    both parse and evaluate it recursively (RecursionError: 1,000 brackets,
+    or 1,000 tags joined by `or`)."""
+    from jinja2 import TemplateSyntaxError
     from sphinx.util.tags import Tags
 
     try:
         return [name for name, tags in BUILDS.items() if Tags(list(tags)).eval_condition(expr)]
-    except ValueError:
+    except (ValueError, TemplateSyntaxError, RecursionError):
         return None
 
 
@@ -966,13 +971,24 @@ def on_doctree_read_only(app, doctree) -> None:
 
     for node in doctree.findall(addnodes.only):
         expr = node.get("expr", "")
-        if shown_in(expr):
+        builds = shown_in(expr)
+        if builds:
             continue
+        if builds is None:
+            problem = (
+                "cannot be read: write tags joined by 'and', 'or', 'not' and brackets, "
+                "such as 'html' or 'book or latex'"
+            )
+        else:
+            problem = (
+                "holds in no build of this site (the site: html; the books: epub and latex, "
+                "with the tag book): its content would be in none; fix the condition, or "
+                "remove the block"
+            )
         logger.warning(
-            "KB062 the only block's condition %r holds in no build of this site (the site: "
-            "html; the books: epub and latex, with the tag book): its content would be in "
-            "none; fix the condition, or remove the block",
-            expr,
+            "KB062 the only block's condition %s %s",
+            clipped(repr(expr), 100),
+            problem,
             location=node,
             type="kb",
             subtype="only",

@@ -60,7 +60,7 @@ from docutils.parsers.rst import directives
 from docutils.parsers.rst import languages as rst_languages
 from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
-from sphinx.directives.other import Include
+from sphinx.directives.other import HList, Include
 from sphinx.directives.patches import CSVTable, Figure
 from sphinx.domains.std import Cmdoption, ProductionList, TokenXRefRole
 from sphinx.transforms import SphinxTransform
@@ -70,7 +70,7 @@ from urllib3.util import parse_url
 
 from kb.core import data as kb_data
 from kb.core import markdown as kb_markdown
-from kb.core.log import UNPRINTABLE, escaped, getLogger
+from kb.core.log import UNPRINTABLE, clipped, escaped, getLogger
 from kb.guard import silent_loss
 from kb.guard.silent_loss import BuildStopped
 
@@ -462,6 +462,33 @@ class CheckedProductionList(ProductionList):
                 "write each production as name: tokens, one per line",
             )
         return super().run()
+
+
+# An {hlist} spreads its items over this many columns at most (Sphinx's
+# examples use 2 or 3; a column is a table cell of the page)
+MAX_HLIST_COLUMNS = 12
+
+
+class CheckedHList(HList):
+    """``{hlist}``: Sphinx 9.0 takes ``:columns:`` as any integer: 0 is a
+    ZeroDivisionError traceback, a negative number drops every item without
+    a word, and a large one makes that many empty columns (10**11: the build
+    never ends). Outside 1..MAX_HLIST_COLUMNS it is KB079, and the items are
+    kept as the list they were written as."""
+
+    def run(self) -> list[nodes.Node]:
+        columns = self.options.get("columns", 2)
+        if 1 <= columns <= MAX_HLIST_COLUMNS:
+            return super().run()
+        logger.warning(
+            "KB079 the hlist's :columns: is %s; give a number from 1 to %d",
+            clipped(str(columns), 20),
+            MAX_HLIST_COLUMNS,
+            location=directive_location(self),
+            type="kb",
+            subtype="hlist",
+        )
+        return self.parse_content_to_nodes()
 
 
 # :diff: compares two files line by line (difflib: time grows with the
@@ -1684,6 +1711,7 @@ CONFINED = {
     "include": ConfinedInclude,
     "csv-table": ConfinedCSVTable,
     "figure": CheckedFigure,
+    "hlist": CheckedHList,
     "raw": RefusedRaw,
     **dict.fromkeys(REFUSED_DIRECTIVES, RefusedDirective),
 }
