@@ -921,19 +921,25 @@ BUILDS = {
 }
 
 
-def shown_in(expr: str) -> list[str] | None:
-    """The builds in which an only block's condition holds (None: not a condition).
-    Sphinx reads the condition with Jinja's expression parser, which raises
-    its TemplateSyntaxError for one that does not parse (`html and (`), and
-    both parse and evaluate it recursively (RecursionError: 1,000 brackets,
-    or 1,000 tags joined by `or`)."""
-    from jinja2 import TemplateSyntaxError
+def shown_in(expr: str) -> list[str] | str:
+    """The builds in which an only block's condition holds, or why it cannot
+    be read. Sphinx reads the condition with Jinja's expression parser
+    (TemplateSyntaxError for `html and (`; ValueError for a number), its
+    evaluation refuses what is not a tag (TypeError for `true`, `none`, or
+    `html if book` without an else), and both recurse (RecursionError: 1,000
+    brackets, or 1,000 tags joined by `or`). Sphinx's own evaluation catches
+    every Exception, and keeps the block."""
     from sphinx.util.tags import Tags
 
     try:
         return [name for name, tags in BUILDS.items() if Tags(list(tags)).eval_condition(expr)]
-    except (ValueError, TemplateSyntaxError, RecursionError):
-        return None
+    except RecursionError:
+        return "is too long or nested too deep to be read: write a few tags"
+    except Exception:  # noqa: BLE001 (as Sphinx's own evaluation: whatever the parser raises)
+        return (
+            "cannot be read: write tags joined by 'and', 'or', 'not' and brackets, such as "
+            "'html' or 'book or latex' ('true', 'false' and 'none' are not tags)"
+        )
 
 
 # The page's tree as a whole: what the checks of each text cannot add up
@@ -972,13 +978,10 @@ def on_doctree_read_only(app, doctree) -> None:
     for node in doctree.findall(addnodes.only):
         expr = node.get("expr", "")
         builds = shown_in(expr)
-        if builds:
+        if builds and isinstance(builds, list):
             continue
-        if builds is None:
-            problem = (
-                "cannot be read: write tags joined by 'and', 'or', 'not' and brackets, "
-                "such as 'html' or 'book or latex'"
-            )
+        if isinstance(builds, str):
+            problem = builds
         else:
             problem = (
                 "holds in no build of this site (the site: html; the books: epub and latex, "
