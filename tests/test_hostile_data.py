@@ -758,13 +758,20 @@ INSIDE = [
     ),
     (":::{hlist}\n:columns: 3\n\n- 甲\n- 乙\n:::\n", None, None),
     # an only block's condition that does not parse, or nests past the recursion limit
-    # (a TemplateSyntaxError or RecursionError traceback)
+    # (a TemplateSyntaxError, TypeError or RecursionError traceback)
     ("```{only} html and (\n甲\n```\n", 0, "KB062 the only block's condition 'html and (' cannot be read"),
     (
         "```{only} " + "(" * 1200 + "html" + ")" * 1200 + "\n甲\n```\n",
         0,
         "KB062 the only block's condition '((((",
     ),
+    ("```{only} true\n甲\n```\n", 0, "KB062 the only block's condition 'true' cannot be read"),
+    # rST's auto-numbered and symbol footnotes in {eval-rst}: MyST never has docutils number
+    # them (a KeyError 'refid' traceback, even when valid; a named one showed "[]")
+    ("```{eval-rst}\n甲 [#]_\n\n.. [#] 乙\n```\n", 1, "KB084 an auto-numbered or symbol footnote of rST"),
+    ("```{eval-rst}\n甲 [*]_\n```\n", 1, "KB084 an auto-numbered or symbol footnote of rST"),
+    ("```{eval-rst}\n甲 [#fn]_\n\n.. [#fn] 乙\n```\n", 1, "KB084 an auto-numbered or symbol footnote of rST"),
+    ("甲[^md]\n\n[^md]: 乙\n", None, None),
     # a signature or grammar Sphinx cannot read: reported, not a traceback
     (":::{option} -x[\n:::\n", 0, "KB078 Sphinx cannot read this option signature '-x['"),
     (

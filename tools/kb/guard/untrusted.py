@@ -1201,7 +1201,36 @@ class RefuseUnsafeNodes(SphinxTransform):
                 self.download(node, docname, roots)
             elif node.get("refuri"):
                 self.link(node, docname)
+            elif isinstance(node, (nodes.footnote_reference, nodes.footnote)) and node.get("auto"):
+                self.unnumbered_footnote(node, docname)
         self.bidi(docname)
+
+    def unnumbered_footnote(self, node: nodes.Element, docname: str) -> None:
+        """An auto-numbered or symbol footnote of rST in ``{eval-rst}`` ([#]_,
+        [#name]_, [*]_). MyST parses the block as a document of its own and
+        moves only its nodes into the page, so docutils never numbers them
+        (executablebooks/MyST-Parser#953): Sphinx's writer ends in a KeyError
+        traceback, or shows a named one's number as an empty "[]". KB084; the
+        reference is kept as the text it was written as, the footnote's text
+        as a block."""
+        if isinstance(node, nodes.footnote_reference):
+            if node.astext() or node.rawsource.startswith("[^"):
+                return  # numbered, or Markdown's [^name] (numbered with the page, or MyST reports it)
+            kept = nodes.inline("", node.rawsource or "[#]_")
+        else:
+            if any(isinstance(child, nodes.label) for child in node.children):
+                return
+            kept = nodes.container("", *node.children)
+        kept["ids"] = node["ids"]  # what links to it
+        logger.warning(
+            "KB084 an auto-numbered or symbol footnote of rST ([#]_, [#name]_, [*]_) in "
+            "{eval-rst}, which the site cannot number; write it as a Markdown footnote outside "
+            "the block: text[^name], and a line [^name]: its text",
+            location=_location(self.env, node, docname),
+            type="kb",
+            subtype="untrusted",
+        )
+        node.replace_self(kept)
 
     def bidi(self, docname: str) -> None:
         """KB095 for text that did not come from a page or an included file (a
