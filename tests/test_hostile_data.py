@@ -896,3 +896,33 @@ def test_emphasis_nested_past_the_tree_limit_fails_at_its_line_not_with_a_traceb
         text + "*" * 385 + "x" + "*" * 385 + "\n\n" + "*" * 30 + "浅" + "*" * 30 + "\n", encoding="utf-8"
     )
     assert_fails_at(tiny, f"training/x.md:{line}: WARNING: KB053 blocks and emphasis nested more than 150")
+
+
+def test_a_numref_title_sphinx_cannot_fill_in_fails_at_its_line_not_with_a_traceback(tiny):
+    """Sphinx fills a {numref} title in with str.format or %, and catches only
+    KeyError and TypeError: once a toctree numbers the sections, {0} was an
+    IndexError traceback, a lone % or {number!x} a ValueError one, and
+    {number:>300000000} a MemoryError. Each is KB078 at its line; a title of
+    %s, {number} and {name} is shown."""
+    guide = tiny / "docs/training/index.md"
+    guide.write_text(
+        guide.read_text(encoding="utf-8").replace("```{toctree}\n", "```{toctree}\n:numbered:\n")
+    )
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    bad = ["{number} {0}", "第 % 节", "{number!x}", "{number:>300000000}"]
+    lines = []
+    for title in bad:
+        lines.append(text.count("\n") + 1)
+        text += f"见 {{numref}}`{title} <x-intro>`。\n\n"
+    text += "见 {numref}`第 %s 节 <x-intro>` 与 {numref}`{name}（{number}） <x-intro>`。\n"
+    page.write_text(text, encoding="utf-8")
+    assert_fails_at(
+        tiny,
+        *(
+            f"training/x.md:{line}: WARNING: KB078 Sphinx cannot read this numref title {title!r}"
+            for line, title in zip(lines, bad, strict=True)
+        ),
+    )
+    html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
+    assert "第 1.1 节" in html and "引言（1.1）" in html
