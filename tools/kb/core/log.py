@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import logging as std_logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from sphinx.util import logging
 
@@ -78,6 +80,38 @@ WORKFLOW_COMMAND = re.compile(r"^(\s*):(?=:)|##\[", re.MULTILINE)
 
 def _defuse(match: re.Match) -> str:
     return f"{match[1]}: " if match[1] is not None else "# #["
+
+
+class _ReportedAt(std_logging.Filter):
+    def __init__(self, location: str) -> None:
+        super().__init__()
+        self.location = location
+
+    def filter(self, record: std_logging.LogRecord) -> bool:
+        if record.levelno >= std_logging.WARNING:
+            record.location = self.location
+        return True
+
+
+@contextmanager
+def reported_at(location: str) -> Iterator[None]:
+    """Every warning logged inside the block, by us, Sphinx, docutils or MyST,
+    is reported at ``location`` ("path:LINE"): for text parsed in a page's
+    parser state that comes from elsewhere (a glossary definition from
+    data/glossary.yaml), which every directive and role would otherwise
+    report at the page. The filter sits on the handlers of Sphinx's logger
+    while the block runs (the standard library's Handler.addFilter), so it
+    also marks the warnings Sphinx holds back while it reads a page (its
+    pending_warnings handler) and prints later."""
+    at = _ReportedAt(location)
+    handlers = list(std_logging.getLogger("sphinx").handlers)
+    for handler in handlers:
+        handler.addFilter(at)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(at)
 
 
 class PlainRecords(std_logging.Filter):

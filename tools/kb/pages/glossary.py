@@ -42,7 +42,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from kb.core import data as kb_data
 from kb.core.i18n import _
-from kb.core.log import getLogger
+from kb.core.log import getLogger, reported_at
 from kb.core.store import documents
 from kb.guard.silent_loss import (
     cut_blank_runs,
@@ -144,9 +144,10 @@ class GlossaryDirective(SphinxDirective):
         # more ids: docutils writes each as an empty <span id> in the term
         item.children[0]["ids"].extend(self.old_anchors.get(entry["id"], []))
         see = " · ".join(f"{{ref}}`{label}`" for label in entry.get("see", []))
-        text = self.checked_definition(entry["def"].strip(), source, line)
-        text += "\n\n" + _("详见：") + see if see else ""
-        definition = nodes.definition("", *self.parse_text_to_nodes(text, offset=self.content_offset))
+        with reported_at(self.yaml_location(source, line)):  # not at the glossary page
+            text = self.checked_definition(entry["def"].strip(), source, line)
+            text += "\n\n" + _("详见：") + see if see else ""
+            definition = nodes.definition("", *self.parse_text_to_nodes(text, offset=self.content_offset))
         # after the definition, a placeholder for the pages that use the term
         definition += kb_glossary_usage(terms=names(entry))
         item += definition
