@@ -910,7 +910,8 @@ def test_a_numref_title_sphinx_cannot_fill_in_fails_at_its_line_not_with_a_trace
     )
     page = tiny / "docs/training/x.md"
     text = page.read_text(encoding="utf-8") + "\n"
-    bad = ["{number} {0}", "第 % 节", "{number!x}", "{number:>300000000}"]
+    # and "number %s", which Sphinx formats with str.format: shown as written, without the number
+    bad = ["{number} {0}", "第 % 节", "{number!x}", "{number:>300000000}", "节 number %s"]
     lines = []
     for title in bad:
         lines.append(text.count("\n") + 1)
@@ -946,3 +947,21 @@ def test_what_a_glossary_definition_gets_wrong_is_reported_at_its_entry(tiny):
         f"data/glossary.yaml:{line + 3}: WARNING: 'list-table': Invalid option value for 'widths'",
     )
     assert "glossary.md:" not in out, out[-3000:]
+
+
+def test_footnotes_and_citations_of_rst_that_take_the_pages_ids_fail_at_their_line(tiny):
+    """MyST parses an {eval-rst} block as a document of its own, which counts
+    its ids from id1 again: a footnote used twice and a citation got the ids
+    of the page's headings, at rc 0, and their links led there (KB085)."""
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    footnote = text.count("\n") + 2
+    text += "```{eval-rst}\n手动 [3]_ 和 [3]_。\n\n.. [3] 脚注三\n```\n\n"
+    citation = text.count("\n") + 2
+    text += "```{eval-rst}\n引用 [CIT]_。\n\n.. [CIT] 文献\n```\n"
+    page.write_text(text, encoding="utf-8")
+    assert_fails_at(
+        tiny,
+        f"training/x.md:{footnote}: WARNING: KB085 the id 'id1' is given to two elements of this page",
+        f"training/x.md:{citation}: WARNING: KB085 the id",
+    )

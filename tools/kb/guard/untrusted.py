@@ -440,9 +440,11 @@ class CheckedTokenRole(TokenXRefRole):
 
 
 # What a {numref} title may hold besides its text, as Sphinx 9.0 fills it in
-# (StandardDomain._resolve_numref_xref): the number as %s, or as {number} and the
-# caption as {name} when either is there; %% and doubled braces for the signs
-_NUMREF_FIELDS = re.compile(r"%%|%s|\{\{|\}\}|\{name\}|\{number\}")
+# (StandardDomain._resolve_numref_xref): with str.format when "{name}" or
+# "number" is in it (the caption as {name}, the number as {number}; {{ and }}
+# for braces), else with % (the number as one %s; %% for the sign)
+_FORMAT_FIELDS = re.compile(r"\{\{|\}\}|\{name\}|\{number\}")
+_PERCENT_FIELDS = re.compile(r"%%|%s")
 
 
 class CheckedNumrefRole(XRefRole):
@@ -467,11 +469,10 @@ class CheckedNumrefRole(XRefRole):
 
     @staticmethod
     def readable(title: str) -> bool:
-        rest = _NUMREF_FIELDS.sub("", title)
         if "{name}" in title or "number" in title:  # str.format, as Sphinx chooses
-            return "{" not in rest and "}" not in rest
-        # % with one argument: exactly one %s
-        return "%" not in rest and [m.group() for m in _NUMREF_FIELDS.finditer(title)].count("%s") == 1
+            rest = _FORMAT_FIELDS.sub("", title)
+            return not any(sign in rest for sign in ("{", "}", "%s"))  # "%s" would be shown as written
+        return "%" not in _PERCENT_FIELDS.sub("", title) and _PERCENT_FIELDS.findall(title).count("%s") == 1
 
 
 class CheckedProductionList(ProductionList):
@@ -1240,6 +1241,29 @@ class RefuseUnsafeNodes(SphinxTransform):
             elif isinstance(node, (nodes.footnote_reference, nodes.footnote)) and node.get("auto"):
                 self.unnumbered_footnote(node, docname)
         self.bidi(docname)
+        self.duplicate_ids(docname)
+
+    def duplicate_ids(self, docname: str) -> None:
+        """KB085 for an id two elements of the page carry. docutils gives each
+        id once in a document, but MyST parses an ``{eval-rst}`` block as a
+        document of its own (executablebooks/MyST-Parser#953): its footnotes,
+        citations and references count id1, id2 … again, and a link to one
+        (a footnote's back link) lands on the page's element of that id."""
+        first: dict[str, nodes.Element] = {}
+        for element in self.document.findall(nodes.Element):
+            for node_id in element["ids"]:
+                if first.setdefault(node_id, element) is element:
+                    continue
+                logger.warning(
+                    "KB085 the id %r is given to two elements of this page, so a link to it may "
+                    "land on the other one: rST in {eval-rst} numbers its footnotes and citations "
+                    "on its own; write them as Markdown footnotes (text[^name], and a line "
+                    "[^name]: its text) outside the block",
+                    node_id,
+                    location=_location(self.env, element, docname),
+                    type="kb",
+                    subtype="untrusted",
+                )
 
     def unnumbered_footnote(self, node: nodes.Element, docname: str) -> None:
         """An auto-numbered or symbol footnote of rST in ``{eval-rst}`` ([#]_,
