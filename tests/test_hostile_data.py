@@ -965,3 +965,24 @@ def test_footnotes_and_citations_of_rst_that_take_the_pages_ids_fail_at_their_li
         f"training/x.md:{footnote}: WARNING: KB085 the id 'id1' is given to two elements of this page",
         f"training/x.md:{citation}: WARNING: KB085 the id",
     )
+
+
+def test_what_an_rst_include_in_eval_rst_gets_wrong_is_reported_in_that_file(tiny):
+    """docutils names an included file relative to the working folder: a
+    directive's or a node's problem in it was reported at the page, with the
+    included file's line."""
+    (tiny / "docs/training/part.txt").write_text(
+        "第一行\n\n第三行\n\n.. hlist::\n   :columns: 0\n\n   - 甲\n\n正文 [#]_。\n\n.. [#] 脚注甲\n",
+        encoding="utf-8",
+    )
+    page = tiny / "docs/training/x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\n```{eval-rst}\n.. include:: part.txt\n```\n", encoding="utf-8"
+    )
+    out = assert_fails_at(
+        tiny,
+        "training/part.txt:5: WARNING: KB079 the hlist's :columns: is 0",
+        "training/part.txt:10: WARNING: KB084 an auto-numbered or symbol footnote",
+        "training/part.txt:12: WARNING: KB084 an auto-numbered or symbol footnote",
+    )
+    assert "x.md:" not in out, out[-3000:]

@@ -226,12 +226,8 @@ def directive_location(directive: SphinxDirective):
     first = directive.block_text.strip().split("\n")[0].strip()
     env = directive.state.document.settings.env  # also for plain docutils directives
     source, at = directive.state_machine.get_source_and_line(directive.lineno)
-    if (
-        isinstance(source, str)
-        and os.path.isabs(source)
-        and os.path.realpath(source) != os.path.realpath(env.doc2path(env.docname))
-    ):
-        return f"{shown(Path(source))}:{at or directive.lineno}"  # in an included file
+    if other := _other_file(env, source, env.docname):
+        return f"{shown(other)}:{at or directive.lineno}"  # in an included file
     docname, line = _location(env, None, env.docname, first or None, near=directive.lineno)
     return docname, line or directive.lineno
 
@@ -1133,16 +1129,23 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None, ne
             return docname, best
     while node is not None and not node.line:
         node = node.parent
-    source = getattr(node, "source", None)
-    if (
-        isinstance(source, str)
-        and os.path.isabs(source)
-        and os.path.realpath(source) != os.path.realpath(env.doc2path(docname))
-    ):
+    if other := _other_file(env, getattr(node, "source", None), docname):
         # text from another file (a glossary entry of data/glossary.yaml, an
         # included file): its own path and line
-        return f"{shown(Path(source))}:{node.line}"
+        return f"{shown(other)}:{node.line}"
     return docname, (node.line if node is not None else None)
+
+
+def _other_file(env, source, docname: str) -> Path | None:
+    """The file ``source`` names, when it is a file other than the page's. An
+    rST include names its file relative to the working folder (docutils'
+    utils.relative_path), a Markdown one by its absolute path."""
+    if not isinstance(source, str) or not source:
+        return None
+    path = os.path.abspath(source)
+    if not os.path.isfile(path) or os.path.realpath(path) == os.path.realpath(env.doc2path(docname)):
+        return None
+    return Path(path)
 
 
 # What a page may publish as an image or a download: types a browser shows or
@@ -1281,7 +1284,7 @@ class RefuseUnsafeNodes(SphinxTransform):
             if any(isinstance(child, nodes.label) for child in node.children):
                 return
             kept = nodes.container("", *node.children)
-        kept["ids"] = node["ids"]  # what links to it
+        node["ids"] = []  # a refused footnote is no link target (nor another KB085)
         logger.warning(
             "KB084 an auto-numbered or symbol footnote of rST ([#]_, [#name]_, [*]_) in "
             "{eval-rst}, which the site cannot number; write it as a Markdown footnote outside "
