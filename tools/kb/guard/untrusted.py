@@ -453,8 +453,9 @@ class CheckedNumrefRole(XRefRole):
     def process_link(self, env, refnode, has_explicit_title, title, target):
         if has_explicit_title and not self.readable(title):
             logger.warning(
-                "KB078 Sphinx cannot read this numref title %s; write the number as %%s or "
-                "{number}, and the caption as {name} (%%%% and {{ }} for the signs themselves)",
+                "KB078 Sphinx cannot read this numref title %s; write the number as %%s (a %% sign "
+                "as %%%%), or as {number} with the caption as {name} (a brace as {{ or }}), "
+                "not both",
                 clipped(repr(title), 100),
                 location=self.get_location(),
                 type="kb",
@@ -467,7 +468,7 @@ class CheckedNumrefRole(XRefRole):
     def readable(title: str) -> bool:
         if "{name}" in title or "number" in title:  # str.format, as Sphinx chooses
             rest = _FORMAT_FIELDS.sub("", title)
-            return not any(sign in rest for sign in ("{", "}", "%s"))  # "%s" would be shown as written
+            return not any(sign in rest for sign in ("{", "}", "%s", "%%"))  # % forms: shown as written
         return "%" not in _PERCENT_FIELDS.sub("", title) and _PERCENT_FIELDS.findall(title).count("%s") == 1
 
 
@@ -1254,14 +1255,20 @@ class RefuseUnsafeNodes(SphinxTransform):
         (a footnote's back link) lands on the page's element of that id."""
         first: dict[str, nodes.Element] = {}
         for element in self.document.findall(nodes.Element):
+            if isinstance(element, nodes.target) and any(
+                key in element for key in ("refuri", "refid", "refname")
+            ):
+                continue  # a link's target: no element of the page has its id (Sphinx writes none)
             for node_id in element["ids"]:
-                if first.setdefault(node_id, element) is element:
-                    continue
+                other = first.setdefault(node_id, element)
+                if other is element or "editor-note" in element["classes"] + other["classes"]:
+                    continue  # (a 编者注's anchor: KB023, kb.editorial.notes)
                 logger.warning(
                     "KB085 the id %r is given to two elements of this page, so a link to it may "
-                    "land on the other one: rST in {eval-rst} numbers its footnotes and citations "
-                    "on its own; write them as Markdown footnotes (text[^name], and a line "
-                    "[^name]: its text) outside the block",
+                    "land on the other one. rST in {eval-rst} counts its ids (id1, id2 …) on its "
+                    "own: write its footnotes and citations as Markdown footnotes outside the "
+                    "block (text[^name], and a line [^name]: its text); otherwise give one of the "
+                    "two another label or title",
                     node_id,
                     location=_location(self.env, element, docname),
                     type="kb",
