@@ -1000,3 +1000,20 @@ def test_what_an_rst_include_in_eval_rst_gets_wrong_is_reported_in_that_file(tin
         "training/part.txt:12: WARNING: KB084 an auto-numbered or symbol footnote",
     )
     assert "x.md:" not in out, out[-3000:]
+
+
+def test_an_id_the_site_gives_its_own_elements_is_refused_at_the_heading(tiny):
+    """The keywords paragraph and the sources section are added once a page is
+    read, with ids of their own: a heading "KB Keywords" or a label
+    (kb-sources)= gave a second element that id at rc 0, and the search page,
+    which finds the end of a page's text by it, took the heading (KB085)."""
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    heading = text.count("\n") + 1
+    text += "## KB Keywords\n\n甲。\n\n(kb-sources)=\n## 来源\n\n乙。\n"
+    page.write_text(text, encoding="utf-8")
+    assert_fails_at(
+        tiny,
+        f"training/x.md:{heading}: WARNING: KB085 the id 'kb-keywords' is the one the site gives",
+        "WARNING: KB085 the id 'kb-sources' is the one the site gives",
+    )

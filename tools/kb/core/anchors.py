@@ -44,6 +44,14 @@ NUMBERED = re.compile(r"id\d+")
 # headings apart, short enough to share
 MAX_SLUG = 80
 
+# The ids of what the site adds to a page once it is read (kb.pages.tags: the
+# keywords, whose id tells the search page where the text ends;
+# kb.editorial.claims: the sources): no element of the page's own may carry
+# them (kb.guard.untrusted, KB085)
+KEYWORDS_ID = "kb-keywords"
+SOURCES_ID = "kb-sources"
+SITE_IDS = frozenset({KEYWORDS_ID, SOURCES_ID})
+
 
 def heading_slug(title: str) -> str:
     """The title as an ASCII kebab-case anchor: Chinese in pinyin without

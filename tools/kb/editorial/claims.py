@@ -47,6 +47,7 @@ from typing import Any
 from docutils import nodes
 
 from kb.core import data as kb_data
+from kb.core.anchors import SOURCES_ID
 from kb.core.i18n import _
 from kb.core.store import documents
 
@@ -273,7 +274,7 @@ def _references(entries: list[dict], extra: list[dict] = ()) -> nodes.section | 
     sources = sources_of([*entries, {"source": list(extra)}])
     if not sources:
         return None
-    section = nodes.section(ids=["kb-sources"], classes=["kb-sources"])
+    section = nodes.section(ids=[SOURCES_ID], classes=["kb-sources"])
     section += nodes.title("", _("参考来源"))
     items = nodes.enumerated_list(enumtype="arabic", prefix="", suffix=".")
     for source in sources:

@@ -71,6 +71,7 @@ from urllib3.util import parse_url
 
 from kb.core import data as kb_data
 from kb.core import markdown as kb_markdown
+from kb.core.anchors import SITE_IDS
 from kb.core.log import UNPRINTABLE, clipped, escaped, getLogger
 from kb.guard import silent_loss
 from kb.guard.silent_loss import BuildStopped
@@ -1260,6 +1261,17 @@ class RefuseUnsafeNodes(SphinxTransform):
             ):
                 continue  # a link's target: no element of the page has its id (Sphinx writes none)
             for node_id in element["ids"]:
+                if node_id in SITE_IDS:
+                    logger.warning(
+                        "KB085 the id %r is the one the site gives what it adds to every page (the "
+                        "keywords, the sources), whose links would land here; give this heading "
+                        "another title, or this label another name",
+                        node_id,
+                        location=_location(self.env, element, docname),
+                        type="kb",
+                        subtype="untrusted",
+                    )
+                    continue
                 other = first.setdefault(node_id, element)
                 if other is element or "editor-note" in element["classes"] + other["classes"]:
                     continue  # (a 编者注's anchor: KB023, kb.editorial.notes)

@@ -24,6 +24,7 @@ from typing import Any
 
 from docutils import nodes
 
+from kb.core.anchors import KEYWORDS_ID
 from kb.core.builders import is_website
 from kb.core.i18n import _
 from kb.core.store import documents, site
@@ -141,7 +142,7 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     # id tells the search page where the page's text ends (a result's
     # excerpt never shows them: _static/kb-search/excerpt.js)
     if meta.get("keywords"):
-        keywords = nodes.paragraph(classes=["kb-keywords"], ids=["kb-keywords"])
+        keywords = nodes.paragraph(classes=["kb-keywords"], ids=[KEYWORDS_ID])
         keywords += nodes.strong("", _("关键词："))
         keywords += nodes.Text(" · ".join(meta["keywords"]))
         end.append(keywords)
