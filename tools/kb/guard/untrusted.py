@@ -1209,6 +1209,10 @@ def _drop_image(node: nodes.image) -> None:
         gone.replace_self(nodes.paragraph("", alt, **kept))
 
 
+# What rST's footnotes in {eval-rst} are to become (KB084, KB085)
+MARKDOWN_FOOTNOTES = "Markdown footnotes outside the block (text[^name], and a line [^name]: its text)"
+
+
 class RefuseUnsafeNodes(SphinxTransform):
     """Refuse (warn and remove) what a page must not carry, however it was written."""
 
@@ -1262,26 +1266,25 @@ class RefuseUnsafeNodes(SphinxTransform):
                 continue  # a link's target: no element of the page has its id (Sphinx writes none)
             for node_id in element["ids"]:
                 if node_id in SITE_IDS:
-                    logger.warning(
-                        "KB085 the id %r is the one the site gives what it adds to every page (the "
-                        "keywords, the sources), whose links would land here; give this heading "
-                        "another title, or this label another name",
-                        node_id,
-                        location=_location(self.env, element, docname),
-                        type="kb",
-                        subtype="untrusted",
+                    problem = (
+                        "is the one the site gives what it adds to every page (the keywords, the "
+                        "sources), whose links would land here; give this heading another title, "
+                        "or this label another name"
                     )
-                    continue
-                other = first.setdefault(node_id, element)
-                if other is element or "editor-note" in element["classes"] + other["classes"]:
-                    continue  # (a 编者注's anchor: KB023, kb.editorial.notes)
+                else:
+                    other = first.setdefault(node_id, element)
+                    if other is element or "editor-note" in element["classes"] + other["classes"]:
+                        continue  # (a 编者注's anchor: KB023, kb.editorial.notes)
+                    problem = (
+                        "is given to two elements of this page, so a link to it may land on the "
+                        "other one. rST in {eval-rst} counts its ids (id1, id2 …) on its own: write "
+                        f"its footnotes and citations as {MARKDOWN_FOOTNOTES}; otherwise give one of "
+                        "the two another label or title"
+                    )
                 logger.warning(
-                    "KB085 the id %r is given to two elements of this page, so a link to it may "
-                    "land on the other one. rST in {eval-rst} counts its ids (id1, id2 …) on its "
-                    "own: write its footnotes and citations as Markdown footnotes outside the "
-                    "block (text[^name], and a line [^name]: its text); otherwise give one of the "
-                    "two another label or title",
+                    "KB085 the id %r %s",
                     node_id,
+                    problem,
                     location=_location(self.env, element, docname),
                     type="kb",
                     subtype="untrusted",
@@ -1306,8 +1309,8 @@ class RefuseUnsafeNodes(SphinxTransform):
         node["ids"] = []  # a refused footnote is no link target (nor another KB085)
         logger.warning(
             "KB084 an auto-numbered or symbol footnote of rST ([#]_, [#name]_, [*]_) in "
-            "{eval-rst}, which the site cannot number; write it as a Markdown footnote outside "
-            "the block: text[^name], and a line [^name]: its text",
+            "{eval-rst}, which the site cannot number; write such footnotes as %s",
+            MARKDOWN_FOOTNOTES,
             location=_location(self.env, node, docname),
             type="kb",
             subtype="untrusted",
