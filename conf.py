@@ -78,6 +78,9 @@ nitpicky = True
 # A picture is the file the page names: Sphinx would publish a.zh_CN.svg
 # beside a.svg in its place, a swap no reviewer of the page sees.
 figure_language_filename = "{root}{ext}"
+# {sectionauthor}, {codeauthor} and {moduleauthor} show the name they give
+# (节作者：…): Sphinx's default drops it from every output without a word.
+show_authors = True
 
 # -- MyST ----------------------------------------------------------------------
 
@@ -188,7 +191,8 @@ latex_elements = {
 # -- Search ----------------------------------------------------------------------
 
 # Pagefind replaces Sphinx's own index (kb.search); its settings: pagefind.yml.
-# Sphinx's general index would be an empty page: nothing uses index directives.
+# Sphinx's general index would be an empty page: the index directive and role
+# are refused (KB017, kb.guard.untrusted), their entries would go nowhere.
 html_use_index = False
 html_domain_indices = False
 

@@ -734,12 +734,12 @@ INSIDE = [
     # a figure reads its caption from the first node of its text: none was an UnboundLocalError
     # (and what renders nothing only when it runs, or in rST: checked as it runs)
     (
-        "````{figure} a.png\n\n```{sectionauthor} 我\n```\n````\n",
+        "````{figure} a.png\n\n```{default-role}\n```\n````\n",
         0,
         "KB068 the caption of this figure renders nothing",
     ),
     (
-        "```{eval-rst}\n.. code-block:: text\n   :caption: .. sectionauthor:: 我\n\n   x\n```\n",
+        "```{eval-rst}\n.. code-block:: text\n   :caption: .. default-role::\n\n   x\n```\n",
         1,
         "KB068 the caption of this code-block renders nothing",
     ),
@@ -835,6 +835,10 @@ INSIDE = [
     ),
     # blocks nested deeper than MyST can render: divs in quotes in divs
     (divs_in_quotes(7, 15), 0, "KB053 directives nested more than 30 levels deep"),
+    # index entries, which no output of the site shows (it has no general index)
+    ("```{index} 显存\n```\n", 0, "KB017 index entries are not shown on this site"),
+    (":::aside\n见 {index}`显存 <single: 显存; 占用>` 一处\n:::\n", 1, "KB017 the index role's entries"),
+    ("```{eval-rst}\n.. index:: pair: 显存; 占用\n\n正文\n```\n", 1, "KB017 index entries"),
 ]
 
 
@@ -1017,3 +1021,28 @@ def test_an_id_the_site_gives_its_own_elements_is_refused_at_the_heading(tiny):
         f"training/x.md:{heading}: WARNING: KB085 the id 'kb-keywords' is the one the site gives",
         "WARNING: KB085 the id 'kb-sources' is the one the site gives",
     )
+
+
+def test_an_author_directive_shows_the_name_it_gives(tiny):
+    """{sectionauthor}, {codeauthor} and {moduleauthor} show their name
+    (conf.py: show_authors): Sphinx's default dropped it at rc 0. The text
+    of an {index} role is shown as written while its entries are refused."""
+    page = tiny / "docs/training/x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8")
+        + "\n```{sectionauthor} 张三\n```\n\n```{codeauthor} 李四 *编*\n```\n\n"
+        + "```{py:module} kb_demo\n```\n\n```{moduleauthor} 王五\n```\n",
+        encoding="utf-8",
+    )
+    code, out = build(tiny)
+    assert code == 0 and "WARNING" not in out, out[-3000:]
+    html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
+    for shown in ("节作者： 张三", "代码作者： 李四 <em>编</em>", "模块作者： 王五"):
+        assert shown in html, shown
+    text = page.read_text(encoding="utf-8")
+    line = text.count("\n") + 2
+    page.write_text(text + "\n见 {index}`显存的 <显存>`和{index}`!占用`。\n", encoding="utf-8")
+    out = assert_fails_at(tiny)
+    assert out.count(f"training/x.md:{line}: WARNING: KB017 the index role's entries") == 2, out[-3000:]
+    html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
+    assert "见 显存的和占用。" in html, html[-2000:]

@@ -65,7 +65,7 @@ from sphinx.directives.patches import CSVTable, Figure
 from sphinx.domains.std import Cmdoption, ProductionList, TokenXRefRole
 from sphinx.roles import XRefRole
 from sphinx.transforms import SphinxTransform
-from sphinx.util.docutils import SphinxDirective
+from sphinx.util.docutils import ReferenceRole, SphinxDirective
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
@@ -339,7 +339,7 @@ def caption_renders_nothing(directive, run, error: type[Exception] = IndexError)
     blocks: _OneParagraphCaption.) Pages are checked before MyST reads
     them (kb.guard.silent_loss.bad_captions); this is for what that check
     cannot see: rST in {eval-rst}, a caption of a directive that returns no
-    node ({sectionauthor}, an include of blank lines)."""
+    node ({default-role}, an include of blank lines)."""
     try:
         return run()
     except error:
@@ -846,6 +846,12 @@ class RefusedDirective(SphinxDirective):
         return []
 
 
+# What {index} (directive or role) gives: entries no page or book shows
+NO_INDEX = (
+    "entries are not shown on this site: it has no general index, and the search reads each "
+    "page's text; remove them, and put words readers search for that the text does not say "
+    "in the front matter's keywords"
+)
 _UNSUPPORTED = (
     "the {} directive is not supported on this site (its content would be lost, or the "
     "page cannot be written); remove it: the sidebar shows the page's contents"
@@ -871,7 +877,27 @@ REFUSED_DIRECTIVES = {
     # sphinxcontrib-mermaid's: imports the modules it names, on the machine that builds
     "autoclasstree": "autoclasstree imports Python modules while the site builds; it is not "
     "allowed in pages: draw the diagram in a mermaid block",
+    # the entries go to Sphinx's general index, which the site does not make
+    # (conf.py: html_use_index, epub_use_index; the PDF prints none)
+    "index": f"index {NO_INDEX}",
 }
+
+
+class RefusedIndexRole(ReferenceRole):
+    """``{index}`text <entries>```: the text as written, its entries refused
+    (KB017, NO_INDEX): Sphinx's role would file them in the general index,
+    which no output of the site shows."""
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        logger.warning(
+            "KB017 the index role's %s",
+            NO_INDEX,
+            location=self.get_location(),
+            type="kb",
+            subtype="untrusted",
+        )
+        text = self.title if self.has_explicit_title else self.title.removeprefix("!")
+        return [nodes.Text(text)], []
 
 
 class RefusedRaw(SphinxDirective):
@@ -1848,6 +1874,7 @@ def register_confined(app, config) -> None:
     app.add_directive_to_domain("std", "option", CheckedCmdoption, override=True)
     app.add_directive_to_domain("std", "cmdoption", CheckedCmdoption, override=True)
     app.add_directive_to_domain("std", "productionlist", CheckedProductionList, override=True)
+    app.add_role("index", RefusedIndexRole(), override=True)
     app.add_role_to_domain("std", "token", CheckedTokenRole(), override=True)
     app.add_role_to_domain(
         "std", "numref", CheckedNumrefRole(lowercase=True, warn_dangling=True), override=True
