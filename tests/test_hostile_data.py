@@ -1010,17 +1010,27 @@ def test_an_id_the_site_gives_its_own_elements_is_refused_at_the_heading(tiny):
     """The keywords paragraph and the sources section are added once a page is
     read, with ids of their own: a heading "KB Keywords" or a label
     (kb-sources)= gave a second element that id at rc 0, and the search page,
-    which finds the end of a page's text by it, took the heading (KB085)."""
+    which finds the end of a page's text by it, took the heading (KB085). So
+    did the ids of the page template (the skip link's target, the sidebar's
+    switches, the icons: a heading "Furo Main Content" took the skip link)."""
     page = tiny / "docs/training/x.md"
     text = page.read_text(encoding="utf-8") + "\n"
     heading = text.count("\n") + 1
-    text += "## KB Keywords\n\n甲。\n\n(kb-sources)=\n## 来源\n\n乙。\n"
+    text += "## KB Keywords\n\n甲。\n\n(kb-sources)=\n## 来源\n\n乙。\n\n"
+    furo = text.count("\n") + 1
+    text += "## Furo Main Content\n\n丙。\n\n(toctree-checkbox-1)=\n## 丁\n\n(svg-toc)=\n## 戊\n\n"
+    text += "(toctree-checkbox-x)=\n## 己\n"
     page.write_text(text, encoding="utf-8")
-    assert_fails_at(
+    out = assert_fails_at(
         tiny,
-        f"training/x.md:{heading}: WARNING: KB085 the id 'kb-keywords' is the one the site gives",
-        "WARNING: KB085 the id 'kb-sources' is the one the site gives",
+        *(
+            f"WARNING: KB085 the id {node_id!r} is one the site gives an element of every page"
+            for node_id in ("kb-keywords", "kb-sources", "furo-main-content", "toctree-checkbox-1", "svg-toc")
+        ),
+        f"training/x.md:{heading}: WARNING: KB085 the id 'kb-keywords'",
+        f"training/x.md:{furo}: WARNING: KB085 the id 'furo-main-content'",
     )
+    assert out.count("KB085") == 5, out[-3000:]  # toctree-checkbox-x is no id the sidebar gives
 
 
 def test_an_author_directive_shows_the_name_it_gives(tiny):

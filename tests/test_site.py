@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from html import unescape
+from html.parser import HTMLParser
 from pathlib import Path
 
 import import_export as imp
 import pytest
 import yaml
+from kb.core import anchors as kb_anchors
 from kb.pages import frontmatter as kb_frontmatter
 from one_build import register
 
@@ -99,6 +102,46 @@ def test_every_heading_is_linked_by_a_name_not_a_number(site):
         if bad:
             numbered[str(page.relative_to(site))] = bad
     assert numbered == {}
+
+
+class _IdsAroundTheText(HTMLParser):
+    """The ids of a page's elements outside its text (``<article>`` and what
+    it holds), and every id of the page with how often it is given."""
+
+    VOID = frozenset({"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.around, self.count = 0, set(), Counter()
+
+    def handle_starttag(self, tag, attrs):
+        node_id = dict(attrs).get("id")
+        if node_id is not None:
+            self.count[node_id] += 1
+            if not self.depth:
+                self.around.add(node_id)
+        if self.depth or tag == "article":
+            self.depth += tag not in self.VOID
+
+    def handle_endtag(self, tag):
+        if self.depth and tag not in self.VOID:
+            self.depth -= 1
+
+
+def test_the_ids_the_site_gives_around_the_text_are_the_ones_pages_may_not_take(site):
+    """KB085 refuses a heading or label with an id the page template gives
+    (kb.core.anchors.site_id): every id outside a page's text is one it
+    names, so a furo that adds one fails here. And no page gives an id twice."""
+    around, twice = set(), {}
+    for page in site.rglob("*.html"):
+        ids = _IdsAroundTheText()
+        ids.feed(page.read_text(encoding="utf-8"))
+        around |= ids.around
+        if repeated := [node_id for node_id, n in ids.count.items() if n > 1]:
+            twice[str(page.relative_to(site))] = repeated
+    assert {"furo-main-content", "__navigation", "toctree-checkbox-1"} <= around  # the parser found them
+    assert sorted(node_id for node_id in around if not kb_anchors.site_id(node_id)) == []
+    assert twice == {}
 
 
 NEW_ARTICLE = (

@@ -51,6 +51,41 @@ MAX_SLUG = 80
 KEYWORDS_ID = "kb-keywords"
 SOURCES_ID = "kb-sources"
 SITE_IDS = frozenset({KEYWORDS_ID, SOURCES_ID})
+# The ids every page's template gives its own elements around the text (furo's
+# page.html, partials/icons.html and sidebar/search.html: the skip link's
+# target, the drawers' switches, the icons; kb-terms.js: the term tip), and
+# furo's sidebar its switches (toctree-checkbox-1 …). A heading or label that
+# took one would take its links: KB085 too. tests/test_site.py fails when a
+# page of the site has an id outside its text that these do not name.
+TEMPLATE_IDS = frozenset(
+    {
+        "furo-main-content",
+        "__navigation",
+        "__toc",
+        "searchbox",
+        "kb-term-tip",
+        *(
+            f"svg-{icon}"
+            for icon in (
+                "toc",
+                "menu",
+                "arrow-right",
+                "sun",
+                "moon",
+                "sun-with-moon",
+                "moon-with-sun",
+                "pencil",
+                "eye",
+            )
+        ),
+    }
+)
+TEMPLATE_ID_PATTERN = re.compile(r"toctree-checkbox-\d+")
+
+
+def site_id(node_id: str) -> bool:
+    """Whether the site gives ``node_id`` to an element of its own on every page."""
+    return node_id in SITE_IDS or node_id in TEMPLATE_IDS or bool(TEMPLATE_ID_PATTERN.fullmatch(node_id))
 
 
 def heading_slug(title: str) -> str:

@@ -71,7 +71,7 @@ from urllib3.util import parse_url
 
 from kb.core import data as kb_data
 from kb.core import markdown as kb_markdown
-from kb.core.anchors import SITE_IDS
+from kb.core.anchors import site_id
 from kb.core.log import UNPRINTABLE, clipped, escaped, getLogger
 from kb.guard import silent_loss
 from kb.guard.silent_loss import BuildStopped
@@ -1291,11 +1291,11 @@ class RefuseUnsafeNodes(SphinxTransform):
             ):
                 continue  # a link's target: no element of the page has its id (Sphinx writes none)
             for node_id in element["ids"]:
-                if node_id in SITE_IDS:
+                if site_id(node_id):
                     problem = (
-                        "is the one the site gives what it adds to every page (the keywords, the "
-                        "sources), whose links would land here; give this heading another title, "
-                        "or this label another name"
+                        "is one the site gives an element of every page (the keywords, the sources, "
+                        "the skip link's target, the sidebar's switches, the icons), whose links "
+                        "would land here; give this heading another title, or this label another name"
                     )
                 else:
                     other = first.setdefault(node_id, element)
