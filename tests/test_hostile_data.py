@@ -839,6 +839,18 @@ INSIDE = [
     ("```{index} 显存\n```\n", 0, "KB017 index entries are not shown on this site"),
     (":::aside\n见 {index}`显存 <single: 显存; 占用>` 一处\n:::\n", 1, "KB017 the index role's entries"),
     ("```{eval-rst}\n.. index:: pair: 显存; 占用\n\n正文\n```\n", 1, "KB017 index entries"),
+    # classes the style sheets hide by: text readers do not see, which the index keeps
+    ("```{container} only-dark\n甲\n```\n", 0, "KB086 the class 'only-dark' hides this element"),
+    (":::aside\n:::{note}\n:class: kb-keywords\n乙\n:::\n:::\n", 1, "KB086 the class 'kb-keywords'"),
+    ("```{eval-rst}\n.. rst-class:: only-light\n\n丙\n```\n", 3, "KB086 the class 'only-light'"),
+    ("```{eval-rst}\n.. rst-class:: headerlink\n\n   丁\n```\n", 3, "KB086 the class 'headerlink'"),
+    (
+        "```{role} hid\n:class: toctree-checkbox\n```\n\n见 {hid}`戊`\n",
+        4,
+        "KB086 the class 'toctree-checkbox'",
+    ),
+    ("```{figure} a.png\n:figclass: no-toc\n\n己\n```\n", 0, "KB086 the class 'no-toc'"),
+    (":::{note}\n:class: editor-original\n庚\n:::\n", None, None),
 ]
 
 
@@ -1056,3 +1068,25 @@ def test_an_author_directive_shows_the_name_it_gives(tiny):
     assert out.count(f"training/x.md:{line}: WARNING: KB017 the index role's entries") == 2, out[-3000:]
     html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
     assert "见 显存的和占用。" in html, html[-2000:]
+
+
+def test_an_rst_class_in_eval_rst_gives_its_class_as_docutils_does(tiny):
+    """rST's class directive (Sphinx: rst-class) with nothing indented under
+    it leaves docutils a transform to run, noted in the {eval-rst} block's own
+    document, which MyST never transforms (executablebooks/MyST-Parser#953):
+    left in the page, it ended the build in a NotImplementedError traceback.
+    It is run as docutils would: the class lands on the next element, or
+    docutils reports at its line that there is none."""
+    page = tiny / "docs/training/x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\n```{eval-rst}\n.. rst-class:: editor-original\n\n甲乙\n```\n",
+        encoding="utf-8",
+    )
+    code, out = build(tiny)
+    assert code == 0 and "WARNING" not in out, out[-3000:]
+    html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
+    assert '<p class="editor-original">甲乙</p>' in html
+    text = page.read_text(encoding="utf-8")
+    line = text.count("\n") + 3  # the directive's line, after a blank line and the fence
+    page.write_text(text + "\n```{eval-rst}\n.. rst-class:: editor-original\n```\n", encoding="utf-8")
+    assert_fails_at(tiny, f'training/x.md:{line}: ERROR: No suitable element following "rst-class" directive')

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import import_export as imp
 import pytest
+import tinycss2
 import yaml
 from kb.core import anchors as kb_anchors
+from kb.guard.untrusted import HIDDEN_CLASSES
 from kb.pages import frontmatter as kb_frontmatter
 from one_build import register
 
@@ -142,6 +144,80 @@ def test_the_ids_the_site_gives_around_the_text_are_the_ones_pages_may_not_take(
     assert {"furo-main-content", "__navigation", "toctree-checkbox-1"} <= around  # the parser found them
     assert sorted(node_id for node_id in around if not kb_anchors.site_id(node_id)) == []
     assert twice == {}
+
+
+def _rules(nodes):
+    """The style rules of a style sheet, those inside @media and @supports too."""
+    for node in nodes:
+        if node.type == "qualified-rule":
+            yield node
+        elif (
+            node.type == "at-rule"
+            and node.content is not None
+            and node.lower_at_keyword in ("media", "supports")
+        ):
+            yield from _rules(
+                tinycss2.parse_blocks_contents(node.content, skip_comments=True, skip_whitespace=True)
+            )
+
+
+def _hides(rule) -> bool:
+    for declaration in tinycss2.parse_blocks_contents(rule.content, skip_comments=True, skip_whitespace=True):
+        if declaration.type == "declaration":
+            value = tinycss2.serialize(declaration.value).replace("!important", "").strip().lower()
+            if (declaration.lower_name, value) in (("display", "none"), ("visibility", "hidden")):
+                return True
+    return False
+
+
+def _subject_classes(prelude) -> set[str]:
+    """The classes of the element each selector of a rule selects: those of
+    its last compound selector (``html body .only-dark`` → only-dark;
+    ``.toctree-checkbox~ul`` → none)."""
+    classes, selectors = set(), [[]]
+    for token in prelude:
+        if token.type == "literal" and token.value == ",":
+            selectors.append([])
+        else:
+            selectors[-1].append(token)
+    for selector in selectors:
+        while selector and selector[-1].type == "whitespace":
+            selector.pop()
+        last = []
+        for token in selector:
+            combinator = token.type == "whitespace" or (token.type == "literal" and token.value in ">+~")
+            last = [] if combinator else [*last, token]
+        classes |= {
+            b.value
+            for a, b in zip(last, last[1:])
+            if a.type == "literal" and a.value == "." and b.type == "ident"
+        }
+    return classes
+
+
+def test_a_page_may_give_no_class_the_sites_style_sheets_hide_by(site):
+    """KB086 refuses a class a page gives that hides its text from readers
+    (kb.guard.untrusted.HIDDEN_CLASSES): every style sheet the site's pages
+    link hides by those classes only, so a furo that hides by a new one
+    fails here."""
+    sheets = set()
+    for page in site.rglob("*.html"):
+        for href in re.findall(
+            r'<link rel="stylesheet"[^>]*href="([^"?]+)', page.read_text(encoding="utf-8")
+        ):
+            sheets.add((page.parent / href).resolve())
+    hidden = {}
+    for sheet in sheets:
+        stylesheet = tinycss2.parse_stylesheet(
+            sheet.read_text(encoding="utf-8"), skip_comments=True, skip_whitespace=True
+        )
+        for rule in _rules(stylesheet):
+            if _hides(rule):
+                for name in _subject_classes(rule.prelude):
+                    hidden.setdefault(name, set()).add(sheet.name)
+    # what the reading above must find: furo's, ours in an @media block, the calculators'
+    assert {"only-dark", "only-light", "kb-keywords", "toc-content-icon", "kb-calc-status"} <= set(hidden)
+    assert {name: sorted(where) for name, where in hidden.items() if name not in HIDDEN_CLASSES} == {}
 
 
 NEW_ARTICLE = (

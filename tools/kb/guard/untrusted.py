@@ -28,7 +28,10 @@ that nothing reaches the pages even when ``--keep-going`` writes them:
   substitutions there, whose ``{{ … }}`` is Jinja evaluated without a
   sandbox at build time, that is, code run on CI with its credentials
   (the site sets MyST options in conf.py only, and does not enable
-  substitutions). The keys are removed before MyST reads the page.
+  substitutions). The keys are removed before MyST reads the page;
+- ``KB086`` a class the site's style sheets hide an element by
+  (HIDDEN_CLASSES: ``only-dark``, ``kb-keywords`` …): text hidden from
+  readers that the search index keeps.
 
 Where the file is read is the directive's business, so the checks sit where
 the path is known before anything is read: the ``literalinclude``,
@@ -58,6 +61,7 @@ import idna
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.parsers.rst import languages as rst_languages
+from docutils.transforms import misc as misc_transforms
 from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import HList, Include
@@ -1236,6 +1240,38 @@ def _drop_image(node: nodes.image) -> None:
 
 
 # What rST's footnotes in {eval-rst} are to become (KB084, KB085)
+# The classes the style sheets of the site's pages hide an element by, or
+# show it by in one colour scheme only (furo's only-light, only-dark, its
+# drawers, buttons and icons; kb.css: the keywords; sphinx-copybutton's; the
+# calculators'): a page may not give them (KB086). test_site.py reads every
+# style sheet the pages link and fails when one hides by a class not named here.
+HIDDEN_CLASSES = frozenset(
+    {
+        "only-light",
+        "only-dark",
+        "kb-keywords",
+        "kb-calc-error",
+        "kb-calc-status",
+        "back-to-top",
+        "content-icon-container",
+        "copybtn",
+        "fa-caret-down",
+        "headerlink",
+        "mobile-header",
+        "nav-overlay-icon",
+        "no-toc",
+        "o-tooltip--left",
+        "related-pages",
+        "rst-current-version",
+        "sidebar-toggle",
+        "theme-icon-when-auto-light",
+        "theme-toggle-container",
+        "theme-toggle-content",
+        "toc-content-icon",
+        "toc-overlay-icon",
+        "toctree-checkbox",
+    }
+)
 MARKDOWN_FOOTNOTES = "Markdown footnotes outside the block (text[^name], and a line [^name]: its text)"
 
 
@@ -1275,46 +1311,80 @@ class RefuseUnsafeNodes(SphinxTransform):
                 self.link(node, docname)
             elif isinstance(node, (nodes.footnote_reference, nodes.footnote)) and node.get("auto"):
                 self.unnumbered_footnote(node, docname)
+            elif isinstance(node, nodes.pending) and node.transform is misc_transforms.ClassAttribute:
+                # rST's ``.. class::`` (Sphinx: rst-class) with nothing indented
+                # under it, in {eval-rst}: its pending transform was noted in the
+                # block's own document, which MyST never transforms
+                # (executablebooks/MyST-Parser#953); left in the page, Sphinx's
+                # writer ended in a NotImplementedError traceback. Applied here, as
+                # docutils would have: the class lands on the next element (and is
+                # checked below), or docutils reports that there is none.
+                node.transform(self.document, startnode=node).apply()
         self.bidi(docname)
-        self.duplicate_ids(docname)
-
-    def duplicate_ids(self, docname: str) -> None:
-        """KB085 for an id two elements of the page carry. docutils gives each
-        id once in a document, but MyST parses an ``{eval-rst}`` block as a
-        document of its own (executablebooks/MyST-Parser#953): its footnotes,
-        citations and references count id1, id2 … again, and a link to one
-        (a footnote's back link) lands on the page's element of that id."""
+        # the elements once more: the walk above removes and replaces nodes
         first: dict[str, nodes.Element] = {}
         for element in self.document.findall(nodes.Element):
-            if isinstance(element, nodes.target) and any(
-                key in element for key in ("refuri", "refid", "refname")
-            ):
-                continue  # a link's target: no element of the page has its id (Sphinx writes none)
-            for node_id in element["ids"]:
-                if site_id(node_id):
-                    problem = (
-                        "is one the site gives an element of every page (the keywords, the sources, "
-                        "the skip link's target, the sidebar's switches, the icons), whose links "
-                        "would land here; give this heading another title, or this label another name"
-                    )
-                else:
-                    other = first.setdefault(node_id, element)
-                    if other is element or "editor-note" in element["classes"] + other["classes"]:
-                        continue  # (a 编者注's anchor: KB023, kb.editorial.notes)
-                    problem = (
-                        "is given to two elements of this page, so a link to it may land on the "
-                        "other one. rST in {eval-rst} counts its ids (id1, id2 …) on its own: write "
-                        f"its footnotes and citations as {MARKDOWN_FOOTNOTES}; otherwise give one of "
-                        "the two another label or title"
-                    )
-                logger.warning(
-                    "KB085 the id %r %s",
-                    node_id,
-                    problem,
-                    location=_location(self.env, element, docname),
-                    type="kb",
-                    subtype="untrusted",
+            self.hidden_class(element, docname)
+            self.duplicate_ids(element, first, docname)
+
+    def hidden_class(self, element: nodes.Element, docname: str) -> None:
+        """KB086 for a class the site's style sheets hide (HIDDEN_CLASSES),
+        given by a page (a :class: option, ``{container}``, ``{rst-class}``,
+        a role made with ``{role}``): its text would be hidden from
+        readers, in one colour scheme or on some screens, while the search
+        index keeps it. The site adds its own such elements once the page is
+        read (kb.pages.tags: the keywords), and its writers their own."""
+        hidden = HIDDEN_CLASSES.intersection(element["classes"])
+        for name in sorted(hidden):
+            logger.warning(
+                "KB086 the class %r hides this element from some readers (the site's style sheets "
+                "hide what has it: always, in one colour scheme, or on some screens) while the "
+                "search index keeps its text; remove it from the :class: option, {container} or "
+                "{rst-class} that gives it",
+                name,
+                location=_location(self.env, element, docname),
+                type="kb",
+                subtype="untrusted",
+            )
+        if hidden:
+            element["classes"] = [name for name in element["classes"] if name not in hidden]
+
+    def duplicate_ids(self, element: nodes.Element, first: dict[str, nodes.Element], docname: str) -> None:
+        """KB085 for an id two elements of the page carry (``first``: the
+        element each id was first seen on). docutils gives each id once in a
+        document, but MyST parses an ``{eval-rst}`` block as a document of its
+        own (executablebooks/MyST-Parser#953): its footnotes, citations and
+        references count id1, id2 … again, and a link to one (a footnote's
+        back link) lands on the page's element of that id."""
+        if isinstance(element, nodes.target) and any(
+            key in element for key in ("refuri", "refid", "refname")
+        ):
+            return  # a link's target: no element of the page has its id (Sphinx writes none)
+        for node_id in element["ids"]:
+            if site_id(node_id):
+                problem = (
+                    "is one the site gives an element of every page (the keywords, the sources, "
+                    "the skip link's target, the sidebar's switches, the icons), whose links "
+                    "would land here; give this heading another title, or this label another name"
                 )
+            else:
+                other = first.setdefault(node_id, element)
+                if other is element or "editor-note" in element["classes"] + other["classes"]:
+                    continue  # (a 编者注's anchor: KB023, kb.editorial.notes)
+                problem = (
+                    "is given to two elements of this page, so a link to it may land on the "
+                    "other one. rST in {eval-rst} counts its ids (id1, id2 …) on its own: write "
+                    f"its footnotes and citations as {MARKDOWN_FOOTNOTES}; otherwise give one of "
+                    "the two another label or title"
+                )
+            logger.warning(
+                "KB085 the id %r %s",
+                node_id,
+                problem,
+                location=_location(self.env, element, docname),
+                type="kb",
+                subtype="untrusted",
+            )
 
     def unnumbered_footnote(self, node: nodes.Element, docname: str) -> None:
         """An auto-numbered or symbol footnote of rST in ``{eval-rst}`` ([#]_,
