@@ -851,6 +851,12 @@ INSIDE = [
     ),
     ("```{figure} a.png\n:figclass: no-toc\n\n己\n```\n", 0, "KB086 the class 'no-toc'"),
     (":::{note}\n:class: editor-original\n庚\n:::\n", None, None),
+    # and the classes the search index and llms-full.txt leave out
+    (
+        ":::{note}\n:class: tip kb-page-meta\n辛\n:::\n",
+        0,
+        "KB086 the class 'kb-page-meta' leaves this element's text out of the search index",
+    ),
 ]
 
 
@@ -1090,3 +1096,21 @@ def test_an_rst_class_in_eval_rst_gives_its_class_as_docutils_does(tiny):
     line = text.count("\n") + 3  # the directive's line, after a blank line and the fence
     page.write_text(text + "\n```{eval-rst}\n.. rst-class:: editor-original\n```\n", encoding="utf-8")
     assert_fails_at(tiny, f'training/x.md:{line}: ERROR: No suitable element following "rst-class" directive')
+
+
+def test_the_classes_a_page_may_not_give_are_all_those_the_outputs_leave_out():
+    """KB086's LEFT_OUT_CLASSES are the classes Pagefind may be told to leave
+    out (pagefind.yml, reviewed in kb.search.index.PAGEFIND_SELECTORS) and
+    llms-full.txt skips, but Sphinx's own seealso, which pages give by its
+    directive."""
+    import re
+
+    import yaml
+    from kb.guard.untrusted import LEFT_OUT_CLASSES
+    from kb.search.index import PAGEFIND_SELECTORS
+    from kb.site.llms import SKIPPED_CLASSES
+
+    config = yaml.safe_load((ROOT / "pagefind.yml").read_text(encoding="utf-8"))
+    selectors = {*config["exclude_selectors"], *PAGEFIND_SELECTORS}
+    assert all(re.fullmatch(r"\.[a-z][a-z0-9-]*", selector) for selector in selectors), selectors
+    assert {selector[1:] for selector in selectors} - {"seealso"} | SKIPPED_CLASSES == LEFT_OUT_CLASSES

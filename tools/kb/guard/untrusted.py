@@ -31,7 +31,8 @@ that nothing reaches the pages even when ``--keep-going`` writes them:
   substitutions). The keys are removed before MyST reads the page;
 - ``KB086`` a class the site's style sheets hide an element by
   (HIDDEN_CLASSES: ``only-dark``, ``kb-keywords`` …): text hidden from
-  readers that the search index keeps.
+  readers that the search index keeps; or one its outputs leave out
+  (LEFT_OUT_CLASSES: ``kb-page-meta`` …).
 
 Where the file is read is the directive's business, so the checks sit where
 the path is known before anything is read: the ``literalinclude``,
@@ -1272,6 +1273,26 @@ HIDDEN_CLASSES = frozenset(
         "toctree-checkbox",
     }
 )
+# The classes by which the site leaves what it adds around a page's text out
+# of the search index (pagefind.yml's exclude_selectors, among
+# kb.search.index.PAGEFIND_SELECTORS; not Sphinx's own .seealso) and out of
+# llms-full.txt (kb.site.llms.SKIPPED_CLASSES): a page may not give them
+# either (KB086). test_hostile_data.py checks the three lists agree.
+LEFT_OUT_CLASSES = frozenset(
+    {
+        "headerlink",
+        "kb-article-list",
+        "kb-guides",
+        "kb-count",
+        "kb-tags",
+        "kb-article-footer",
+        "kb-note-ref",
+        "copybtn",
+        "kb-diagram-source",
+        "kb-page-meta",
+        "kb-sources",
+    }
+)
 MARKDOWN_FOOTNOTES = "Markdown footnotes outside the block (text[^name], and a line [^name]: its text)"
 
 
@@ -1324,30 +1345,36 @@ class RefuseUnsafeNodes(SphinxTransform):
         # the elements once more: the walk above removes and replaces nodes
         first: dict[str, nodes.Element] = {}
         for element in self.document.findall(nodes.Element):
-            self.hidden_class(element, docname)
+            self.reserved_class(element, docname)
             self.duplicate_ids(element, first, docname)
 
-    def hidden_class(self, element: nodes.Element, docname: str) -> None:
-        """KB086 for a class the site's style sheets hide (HIDDEN_CLASSES),
-        given by a page (a :class: option, ``{container}``, ``{rst-class}``,
-        a role made with ``{role}``): its text would be hidden from
-        readers, in one colour scheme or on some screens, while the search
-        index keeps it. The site adds its own such elements once the page is
-        read (kb.pages.tags: the keywords), and its writers their own."""
-        hidden = HIDDEN_CLASSES.intersection(element["classes"])
-        for name in sorted(hidden):
+    def reserved_class(self, element: nodes.Element, docname: str) -> None:
+        """KB086 for a class a page gives (a :class: option, ``{container}``,
+        ``{rst-class}``, a role made with ``{role}``) that the site's style
+        sheets hide an element by (HIDDEN_CLASSES: its text hidden from
+        readers while the search index keeps it), or its outputs leave out
+        (LEFT_OUT_CLASSES: its text missing from the search or llms-full.txt).
+        The site adds its own such elements after this check (kb.pages.tags:
+        the keywords; kb.editorial.claims: the sources), and its writers
+        theirs."""
+        reserved = (HIDDEN_CLASSES | LEFT_OUT_CLASSES).intersection(element["classes"])
+        for name in sorted(reserved):
             logger.warning(
-                "KB086 the class %r hides this element from some readers (the site's style sheets "
-                "hide what has it: always, in one colour scheme, or on some screens) while the "
-                "search index keeps its text; remove it from the :class: option, {container} or "
+                "KB086 the class %r %s; remove it from the :class: option, {container} or "
                 "{rst-class} that gives it",
                 name,
+                "hides this element from some readers (the site's style sheets hide what has it: "
+                "always, in one colour scheme, or on some screens) while the search index keeps "
+                "its text"
+                if name in HIDDEN_CLASSES
+                else "leaves this element's text out of the search index or llms-full.txt (the "
+                "site gives it to what it adds around a page's text)",
                 location=_location(self.env, element, docname),
                 type="kb",
                 subtype="untrusted",
             )
-        if hidden:
-            element["classes"] = [name for name in element["classes"] if name not in hidden]
+        if reserved:
+            element["classes"] = [name for name in element["classes"] if name not in reserved]
 
     def duplicate_ids(self, element: nodes.Element, first: dict[str, nodes.Element], docname: str) -> None:
         """KB085 for an id two elements of the page carry (``first``: the
