@@ -154,14 +154,14 @@ serve: dev-venv ## live-reload preview on http://127.0.0.1:8000
 
 # The tests run in one process per core (pytest-xdist), each test file in one
 # process (its module fixtures built once); the site and each bad-input group
-# are still built once per run (tests/conftest.py: once). TEST_PROCESSES=0
-# runs them all in this process.
+# are still built once per run (tests/conftest.py: once). The fast tier too.
+# TEST_PROCESSES=0 runs them all in this process.
 TEST_PROCESSES ?= auto
 test: snippets-venv browser ## run every test, code samples included (builds the site once, in a temporary folder)
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 test-fast: dev-venv ## the fast tier: no full-site build, no browser, no code samples (under a minute)
-	$(BIN)/python -m pytest -m "not slow and not snippet"
+	$(BIN)/python -m pytest -m "not slow and not snippet" -n $(TEST_PROCESSES) --dist loadfile
 
 # PAGES=docs/training/x.md: only the samples of those pages
 PAGES ?= docs
