@@ -839,23 +839,26 @@ INSIDE = [
     ("```{index} 显存\n```\n", 0, "KB017 index entries are not shown on this site"),
     (":::aside\n见 {index}`显存 <single: 显存; 占用>` 一处\n:::\n", 1, "KB017 the index role's entries"),
     ("```{eval-rst}\n.. index:: pair: 显存; 占用\n\n正文\n```\n", 1, "KB017 index entries"),
-    # classes the style sheets hide by: text readers do not see, which the index keeps
-    ("```{container} only-dark\n甲\n```\n", 0, "KB086 the class 'only-dark' hides this element"),
+    # classes the site gives its own page parts, which its style sheets and scripts hide,
+    # place or act on: text readers do not see that the index keeps, text over text, controls
+    ("```{container} only-dark\n甲\n```\n", 0, "KB086 the class 'only-dark' belongs to the site's own"),
     (":::aside\n:::{note}\n:class: kb-keywords\n乙\n:::\n:::\n", 1, "KB086 the class 'kb-keywords'"),
     ("```{eval-rst}\n.. rst-class:: only-light\n\n丙\n```\n", 3, "KB086 the class 'only-light'"),
     ("```{eval-rst}\n.. rst-class:: headerlink\n\n   丁\n```\n", 3, "KB086 the class 'headerlink'"),
-    (
-        "```{role} hid\n:class: toctree-checkbox\n```\n\n见 {hid}`戊`\n",
-        4,
-        "KB086 the class 'toctree-checkbox'",
-    ),
+    ("```{role} hid\n:class: visually-hidden\n```\n\n见 {hid}`戊`\n", 4, "KB086 the class 'visually-hidden'"),
     ("```{figure} a.png\n:figclass: no-toc\n\n己\n```\n", 0, "KB086 the class 'no-toc'"),
-    (":::{note}\n:class: editor-original\n庚\n:::\n", None, None),
-    # and the classes the search index and llms-full.txt leave out
+    (":::{note}\n:class: overlay\n被盖住\n:::\n", 0, "KB086 the class 'overlay'"),
+    ("```{container} kb-term-tip\n盖在后文上\n```\n", 0, "KB086 the class 'kb-term-tip'"),
+    ("```{container} theme-toggle\n开关\n```\n", 0, "KB086 the class 'theme-toggle'"),
+    ("```{container} seealso\n不进索引\n```\n", 0, "KB086 the class 'seealso' belongs to the site's own"),
+    # what pages may give: a class of their content, an image in one colour scheme
+    (":::{note}\n:class: editor-original tip\n庚\n:::\n", None, None),
+    ("```{image} a.png\n:alt: 图\n:class: only-dark\n```\n", None, None),
     (
         ":::{note}\n:class: tip kb-page-meta\n辛\n:::\n",
         0,
-        "KB086 the class 'kb-page-meta' leaves this element's text out of the search index",
+        "KB086 the class 'kb-page-meta' belongs to the site's own page parts: its style sheets and "
+        "scripts leave what has it out of the search index",
     ),
 ]
 
@@ -901,6 +904,7 @@ def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
     ]
     assert out.count("KB011") == 1 + sum("KB011" in (message or "") for _, _, message in INSIDE), out[-3000:]
     assert out.count("KB067") == 1, out[-3000:]
+    assert out.count("KB086") == sum("KB086" in (message or "") for _, _, message in INSIDE), out[-3000:]
     site = tiny / "_build/html"
     assert not any("KB-DIV-SECRET" in p.read_text(errors="replace") for p in site.rglob("*.html")), out[
         -2000:
@@ -1101,8 +1105,8 @@ def test_an_rst_class_in_eval_rst_gives_its_class_as_docutils_does(tiny):
 def test_the_classes_a_page_may_not_give_are_all_those_the_outputs_leave_out():
     """KB086's LEFT_OUT_CLASSES are the classes Pagefind may be told to leave
     out (pagefind.yml, reviewed in kb.search.index.PAGEFIND_SELECTORS) and
-    llms-full.txt skips, but Sphinx's own seealso, which pages give by its
-    directive."""
+    llms-full.txt skips. Sphinx's writer gives seealso to the {seealso} box,
+    which holds no such class in the page's tree."""
     import re
 
     import yaml
@@ -1113,4 +1117,4 @@ def test_the_classes_a_page_may_not_give_are_all_those_the_outputs_leave_out():
     config = yaml.safe_load((ROOT / "pagefind.yml").read_text(encoding="utf-8"))
     selectors = {*config["exclude_selectors"], *PAGEFIND_SELECTORS}
     assert all(re.fullmatch(r"\.[a-z][a-z0-9-]*", selector) for selector in selectors), selectors
-    assert {selector[1:] for selector in selectors} - {"seealso"} | SKIPPED_CLASSES == LEFT_OUT_CLASSES
+    assert {selector[1:] for selector in selectors} | SKIPPED_CLASSES == LEFT_OUT_CLASSES

@@ -13,7 +13,7 @@ import pytest
 import tinycss2
 import yaml
 from kb.core import anchors as kb_anchors
-from kb.guard.untrusted import HIDDEN_CLASSES
+from kb.guard.untrusted import CONTENT_CLASSES, refused_class
 from kb.pages import frontmatter as kb_frontmatter
 from one_build import register
 
@@ -147,77 +147,101 @@ def test_the_ids_the_site_gives_around_the_text_are_the_ones_pages_may_not_take(
 
 
 def _rules(nodes):
-    """The style rules of a style sheet, those inside @media and @supports too."""
+    """The style rules of a style sheet, those inside any at-rule too."""
     for node in nodes:
         if node.type == "qualified-rule":
             yield node
-        elif (
-            node.type == "at-rule"
-            and node.content is not None
-            and node.lower_at_keyword in ("media", "supports")
-        ):
+        elif node.type == "at-rule" and node.content is not None:
             yield from _rules(
                 tinycss2.parse_blocks_contents(node.content, skip_comments=True, skip_whitespace=True)
             )
 
 
-def _hides(rule) -> bool:
-    for declaration in tinycss2.parse_blocks_contents(rule.content, skip_comments=True, skip_whitespace=True):
-        if declaration.type == "declaration":
-            value = tinycss2.serialize(declaration.value).replace("!important", "").strip().lower()
-            if (declaration.lower_name, value) in (("display", "none"), ("visibility", "hidden")):
-                return True
-    return False
-
-
-def _subject_classes(prelude) -> set[str]:
-    """The classes of the element each selector of a rule selects: those of
-    its last compound selector (``html body .only-dark`` → only-dark;
-    ``.toctree-checkbox~ul`` → none)."""
-    classes, selectors = set(), [[]]
-    for token in prelude:
-        if token.type == "literal" and token.value == ",":
-            selectors.append([])
-        else:
-            selectors[-1].append(token)
-    for selector in selectors:
-        while selector and selector[-1].type == "whitespace":
-            selector.pop()
-        last = []
-        for token in selector:
-            combinator = token.type == "whitespace" or (token.type == "literal" and token.value in ">+~")
-            last = [] if combinator else [*last, token]
-        classes |= {
-            b.value
-            for a, b in zip(last, last[1:])
-            if a.type == "literal" and a.value == "." and b.type == "ident"
-        }
-    return classes
-
-
-def test_a_page_may_give_no_class_the_sites_style_sheets_hide_by(site):
-    """KB086 refuses a class a page gives that hides its text from readers
-    (kb.guard.untrusted.HIDDEN_CLASSES): every style sheet the site's pages
-    link hides by those classes only, so a furo that hides by a new one
-    fails here."""
-    sheets = set()
-    for page in site.rglob("*.html"):
-        for href in re.findall(
-            r'<link rel="stylesheet"[^>]*href="([^"?]+)', page.read_text(encoding="utf-8")
+def _classes(tokens) -> set[str]:
+    """Every class a selector names, inside :is(), :not() and the like too."""
+    found, before = set(), None
+    for token in tokens:
+        if token.type == "function":
+            found |= _classes(token.arguments)
+        elif token.type in ("() block", "[] block"):
+            found |= _classes(token.content)
+        elif (
+            token.type == "ident" and before is not None and before.type == "literal" and before.value == "."
         ):
-            sheets.add((page.parent / href).resolve())
-    hidden = {}
+            found.add(token.value)
+        before = token
+    return found
+
+
+# what a script selects elements by: a selector, or a class name
+_SELECTORS = re.compile(r"""(?:querySelector(?:All)?|closest|matches)\(\s*(["'`])(.*?)\1""")
+_CLASS_NAMES = re.compile(
+    r"""(?:getElementsByClassName|classList\.(?:add|remove|toggle|contains|replace))\(([^)]*)\)"""
+)
+
+
+def _script_classes(text: str) -> set[str]:
+    found = set()
+    for _quote, selector in _SELECTORS.findall(text):
+        found |= set(re.findall(r"\.([A-Za-z_][\w-]*)", selector))
+    for arguments in _CLASS_NAMES.findall(text):
+        for name in re.findall(r"""["'`]([^"'`]*)["'`]""", arguments):
+            found |= set(name.split())
+    return found
+
+
+def test_every_class_the_sites_style_sheets_and_scripts_use_is_refused_or_content(site):
+    """KB086 refuses the classes the site gives its own page parts, which its
+    style sheets and scripts hide, place or act on (kb.guard.untrusted:
+    kb-…, THEME_CLASSES, LEFT_OUT_CLASSES); CONTENT_CLASSES style a page's
+    content as content. Every class a style sheet or script the pages load
+    uses is one or the other: a furo that adds a class fails here until it is
+    sorted, and the two lists do not meet."""
+    assert not [name for name in CONTENT_CLASSES if refused_class(name)]
+    sheets, scripts = set(), set()
+    for page in site.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        sheets |= {
+            (page.parent / h).resolve()
+            for h in re.findall(r'<link rel="stylesheet"[^>]*href="([^"?]+)', html)
+        }
+        scripts |= {(page.parent / h).resolve() for h in re.findall(r'<script[^>]*src="([^"?]+)', html)}
+    # and the modules they import (the search page's)
+    todo = list(scripts)
+    while todo:
+        importer = todo.pop()
+        for target in re.findall(
+            r"""\bfrom\s+["'](\.{1,2}/[^"']+)["']""", importer.read_text(encoding="utf-8")
+        ):
+            if (module := (importer.parent / target).resolve()) not in scripts:
+                scripts.add(module)
+                todo.append(module)
+    used: dict[str, set[str]] = {}
     for sheet in sheets:
         stylesheet = tinycss2.parse_stylesheet(
             sheet.read_text(encoding="utf-8"), skip_comments=True, skip_whitespace=True
         )
         for rule in _rules(stylesheet):
-            if _hides(rule):
-                for name in _subject_classes(rule.prelude):
-                    hidden.setdefault(name, set()).add(sheet.name)
-    # what the reading above must find: furo's, ours in an @media block, the calculators'
-    assert {"only-dark", "only-light", "kb-keywords", "toc-content-icon", "kb-calc-status"} <= set(hidden)
-    assert {name: sorted(where) for name, where in hidden.items() if name not in HIDDEN_CLASSES} == {}
+            for name in _classes(rule.prelude):
+                used.setdefault(name, set()).add(sheet.name)
+    for script in scripts:
+        for name in _script_classes(script.read_text(encoding="utf-8")):
+            used.setdefault(name, set()).add(script.name)
+    # what the reading above must find: in an @media block, in :not(), in furo's script, in ours
+    assert {
+        "only-dark",
+        "visually-hidden",
+        "toc-content-icon",
+        "kb-calc-status",
+        "theme-toggle",
+        "kb-term-tip",
+    } <= set(used)
+    unsorted = {
+        name: sorted(where)
+        for name, where in used.items()
+        if not refused_class(name) and name not in CONTENT_CLASSES
+    }
+    assert unsorted == {}
 
 
 NEW_ARTICLE = (

@@ -55,6 +55,7 @@ from kb.calc import formulas, gpus
 from kb.core.i18n import N_, _
 from kb.core.log import getLogger
 from kb.core.store import documents
+from kb.guard.untrusted import own
 
 logger = getLogger(__name__)
 
@@ -93,7 +94,7 @@ def _data_dir(env) -> Path:
 
 
 def _table(header: list[str], rows: list[list[str]], widths: list[int], classes: list[str]) -> nodes.table:
-    table = nodes.table(classes=classes)
+    table = own(nodes.table(classes=classes))  # the site's classes: KB086 refuses them in pages
     group = nodes.tgroup(cols=len(header))
     table += group
     group.extend(nodes.colspec(colwidth=w) for w in widths)
@@ -115,7 +116,7 @@ URL = re.compile(r"https?://[^\s，。；）]+")
 def linked_paragraph(text: str, classes: list[str]) -> nodes.paragraph:
     """A note's text with its sources' addresses as links (the reader follows them;
     the page requests nothing from them)."""
-    para = nodes.paragraph(classes=classes)
+    para = own(nodes.paragraph(classes=classes))
     at = 0
     for match in URL.finditer(text):
         para += nodes.Text(text[at : match.start()])
@@ -224,7 +225,7 @@ class CalculatorDirective(SphinxDirective):
             ok = False
         if not ok:
             return []
-        node = calculator(classes=["kb-calc"])
+        node = own(calculator(classes=["kb-calc"]))
         node["name"] = name
         node["config"] = self.config_for_browser(name, spec, values, cards)
         node += self.static_content(name, spec, values, cards)
@@ -349,7 +350,7 @@ class CalculatorDirective(SphinxDirective):
                     _(FITS_FORMULA),
                 ]
             )
-        title = nodes.paragraph(classes=["kb-calc-title"])
+        title = own(nodes.paragraph(classes=["kb-calc-title"]))
         title += nodes.strong(text=_(spec["title"]))
         defaults = _("本页设定的输入，其余见下方说明") if self.options else _(spec["defaults"])
         title += nodes.Text(_("（{defaults}；开启 JavaScript 后可以改输入）").format(defaults=defaults))
@@ -521,7 +522,7 @@ class GpuSpecTableDirective(SphinxDirective):
                 "价格与租价是本站文章中的数字，文章没有给出来源；有来源与之相符的，另列该来源。"
             )
         )
-        listing = nodes.enumerated_list(classes=["kb-gpu-sources"])
+        listing = own(nodes.enumerated_list(classes=["kb-gpu-sources"]))
         for source_id, _n in sorted(marks.items(), key=lambda kv: kv[1]):
             source = sources[source_id]
             item = nodes.paragraph()

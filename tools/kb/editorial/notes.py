@@ -47,6 +47,7 @@ from kb.core import labels as kb_labels
 from kb.core.i18n import N_, _
 from kb.core.log import getLogger
 from kb.core.store import documents
+from kb.guard.untrusted import own
 from kb.pages.listings import holds_listing, reading_order
 
 logger = getLogger(__name__)
@@ -278,12 +279,13 @@ class Original(Details):
 
     def run(self) -> list[nodes.Node]:
         [node] = super().run()
+        own(node)  # the site's classes (KB086 refuses them in a page's own text)
         for block in list(node.findall(nodes.literal_block)):
             block["classes"].append("kb-original")
-            status = nodes.container(classes=["kb-code-original"])
+            status = own(nodes.container(classes=["kb-code-original"]))
             block.replace_self(status)
-            status += nodes.inline("", _(ORIGINAL_STATUS), classes=["kb-code-status"])
-            status += block
+            status += own(nodes.inline("", _(ORIGINAL_STATUS), classes=["kb-code-status"]))
+            status += own(block)
         return [node]
 
     def classes(self) -> list[str]:

@@ -29,10 +29,10 @@ that nothing reaches the pages even when ``--keep-going`` writes them:
   sandbox at build time, that is, code run on CI with its credentials
   (the site sets MyST options in conf.py only, and does not enable
   substitutions). The keys are removed before MyST reads the page;
-- ``KB086`` a class the site's style sheets hide an element by
-  (HIDDEN_CLASSES: ``only-dark``, ``kb-keywords`` …): text hidden from
-  readers that the search index keeps; or one its outputs leave out
-  (LEFT_OUT_CLASSES: ``kb-page-meta`` …).
+- ``KB086`` a class the site gives its own page parts (kb-…, furo's and
+  Sphinx's THEME_CLASSES, LEFT_OUT_CLASSES): its style sheets and scripts
+  may hide such an element (while the search index keeps its text), move it
+  over other text, make it a control, or leave it out of the search.
 
 Where the file is read is the directive's business, so the checks sit where
 the path is known before anything is read: the ``literalinclude``,
@@ -53,6 +53,7 @@ import os
 import re
 import socket
 import stat
+import weakref
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.parsers.rst import languages as rst_languages
 from docutils.transforms import misc as misc_transforms
+from pygments.token import STANDARD_TYPES
 from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import HList, Include
@@ -1240,44 +1242,128 @@ def _drop_image(node: nodes.image) -> None:
         gone.replace_self(nodes.paragraph("", alt, **kept))
 
 
-# What rST's footnotes in {eval-rst} are to become (KB084, KB085)
-# The classes the style sheets of the site's pages hide an element by, or
-# show it by in one colour scheme only (furo's only-light, only-dark, its
-# drawers, buttons and icons; kb.css: the keywords; sphinx-copybutton's; the
-# calculators'): a page may not give them (KB086). test_site.py reads every
-# style sheet the pages link and fails when one hides by a class not named here.
-HIDDEN_CLASSES = frozenset(
-    {
-        "only-light",
-        "only-dark",
-        "kb-keywords",
-        "kb-calc-error",
-        "kb-calc-status",
+# Classes a page may not give (KB086), so that its text looks and behaves as
+# the page's text: what the site's style sheets and scripts do to an element
+# by its class can hide it from readers (furo's only-dark, visually-hidden,
+# kb-keywords), move it over other text (kb-term-tip, overlay), make it a
+# control (theme-toggle) or leave it out of the search (LEFT_OUT_CLASSES).
+# Refused: every class the site gives its own parts, kb-…, and the
+# THEME_CLASSES of furo, Sphinx and sphinx-copybutton; the site's own nodes
+# are exempt (own). tests/test_site.py reads every style sheet and script the
+# pages load and fails on a class they use that is neither refused nor
+# among the CONTENT_CLASSES, which style a page's content as content.
+SITE_CLASS_PREFIX = "kb-"
+THEME_CLASSES = frozenset(
+    [
+        "announcement",
+        "announcement-content",
         "back-to-top",
+        "bottom-of-page",
+        "card",
+        "content",
         "content-icon-container",
-        "copybtn",
+        "context",
+        "current",
+        "current-page",
+        "domainindex-jumpbox",
+        "domainindex-section",
+        "edit-this-page",
+        "ethical-callout",
+        "ethical-sidebar",
+        "fa-book",
         "fa-caret-down",
-        "headerlink",
+        "furo-related-icon",
+        "genindex-jumpbox",
+        "genindex-section",
+        "has-children",
+        "header-center",
+        "header-left",
+        "header-right",
+        "highlight-link",
+        "icon",
+        "icons",
+        "injected",
+        "left-details",
+        "main",
+        "mermaid",
         "mobile-header",
+        "muted-link",
         "nav-overlay-icon",
+        "next-page",
+        "no-js",
         "no-toc",
         "o-tooltip--left",
+        "only-dark",
+        "only-light",
+        "overlay",
+        "page",
+        "page-info",
+        "prev-page",
         "related-pages",
+        "right-details",
         "rst-current-version",
+        "rst-other-versions",
+        "rst-versions",
+        "scroll-current",
+        "scrolled",
+        "sd-card",
+        "sd-card-hover",
+        "sd-cards-carousel",
+        "sd-shadow-lg",
+        "sd-shadow-md",
+        "sd-shadow-sm",
+        "sd-tab-content",
+        "search",
+        "show-back-to-top",
+        "sidebar-brand",
+        "sidebar-brand-text",
+        "sidebar-container",
+        "sidebar-drawer",
+        "sidebar-logo",
+        "sidebar-logo-container",
+        "sidebar-overlay",
+        "sidebar-scroll",
+        "sidebar-search",
+        "sidebar-search-container",
+        "sidebar-sticky",
+        "sidebar-title",
         "sidebar-toggle",
+        "sidebar-tree",
+        "skip-to-content",
+        "sphinx-bs",
+        "success",
+        "theme-icon-when-auto-dark",
         "theme-icon-when-auto-light",
+        "theme-icon-when-dark",
+        "theme-icon-when-light",
+        "theme-toggle",
         "theme-toggle-container",
         "theme-toggle-content",
+        "theme-toggle-header",
+        "this-will-duplicate-information-and-it-is-still-useful-here",
         "toc-content-icon",
+        "toc-drawer",
+        "toc-header-icon",
+        "toc-overlay",
         "toc-overlay-icon",
+        "toc-scroll",
+        "toc-sticky",
+        "toc-title",
+        "toc-title-container",
+        "toc-tree",
+        "toc-tree-container",
         "toctree-checkbox",
-    }
+        "toctree-l1",
+        "view-this-page",
+        "visually-hidden",
+    ]
 )
 # The classes by which the site leaves what it adds around a page's text out
 # of the search index (pagefind.yml's exclude_selectors, among
-# kb.search.index.PAGEFIND_SELECTORS; not Sphinx's own .seealso) and out of
-# llms-full.txt (kb.site.llms.SKIPPED_CLASSES): a page may not give them
-# either (KB086). test_hostile_data.py checks the three lists agree.
+# kb.search.index.PAGEFIND_SELECTORS) and out of llms-full.txt
+# (kb.site.llms.SKIPPED_CLASSES). seealso is the class Sphinx's writer gives
+# the {seealso} box, not the page's tree: a page giving it to other text took
+# that out of the search. test_hostile_data.py checks the three lists agree.
 LEFT_OUT_CLASSES = frozenset(
     {
         "headerlink",
@@ -1291,8 +1377,133 @@ LEFT_OUT_CLASSES = frozenset(
         "kb-diagram-source",
         "kb-page-meta",
         "kb-sources",
+        "seealso",
     }
 )
+# What the style sheets style that docutils, Sphinx, MyST and Pygments give a
+# page's content (and the 编者注's, editor-original for the author's text
+# beside one): a page may give these.
+CONTENT_CLASSES = frozenset(
+    [
+        "admonition",
+        "admonition-title",
+        "admonition-todo",
+        "align-center",
+        "align-default",
+        "align-left",
+        "align-right",
+        "arabic",
+        "attention",
+        "attribution",
+        "brackets",
+        "caption",
+        "caption-text",
+        "caution",
+        "centered",
+        "citation",
+        "classifier",
+        "code",
+        "code-block-caption",
+        "compound",
+        "container",
+        "contents",
+        "danger",
+        "deprecated",
+        "docutils",
+        "editor-note",
+        "editor-original",
+        "epigraph",
+        "eqno",
+        "error",
+        "external",
+        "field-list",
+        "figure",
+        "fn-backref",
+        "footnote",
+        "footnote-reference",
+        "glossary",
+        "guilabel",
+        "highlight",
+        "highlighted",
+        "highlights",
+        "highlighttable",
+        "hint",
+        "hll",
+        "important",
+        "line-block",
+        "linenodiv",
+        "linenos",
+        "literal",
+        "literal-block",
+        "literal-block-wrapper",
+        "loweralpha",
+        "lowerroman",
+        "math",
+        "math-wrapper",
+        "normal",
+        "note",
+        "option-list",
+        "problematic",
+        "property",
+        "pull-quote",
+        "py",
+        "reference",
+        "rubric",
+        "shadow",
+        "sidebar",
+        "sig",
+        "sig-inline",
+        "sig-name",
+        "sig-param",
+        "sig-paren",
+        "sig-prename",
+        "simple",
+        "special",
+        "table-wrapper",
+        "text-align:center",
+        "text-align:left",
+        "text-align:right",
+        "text-center",
+        "text-left",
+        "text-right",
+        "std-term",
+        "tip",
+        "title",
+        "toc-backref",
+        "toctree-wrapper",
+        "topic",
+        "topic-title",
+        "upperalpha",
+        "upperroman",
+        "versionadded",
+        "versionchanged",
+        "versionmodified",
+        "versionremoved",
+        "viewcode-back",
+        "viewcode-link",
+        "warning",
+    ]
+) | frozenset(STANDARD_TYPES.values())
+# furo's documented way to show an image in one colour scheme only: an
+# image's class, whose text (its alt) the search index does not hold
+SCHEME_IMAGE_CLASSES = frozenset({"only-light", "only-dark"})
+# The nodes the site's own code makes with such classes while a page is read
+# (kb.editorial.notes, kb.calc, kb.pages.glossary): exempt (own()).
+_OWN: weakref.WeakSet[nodes.Element] = weakref.WeakSet()
+
+
+def own(node: nodes.Element) -> nodes.Element:
+    """Mark ``node`` as made by the site's code: its classes are not a page's (KB086)."""
+    _OWN.add(node)
+    return node
+
+
+def refused_class(name: str) -> bool:
+    """Whether a page may not give the class ``name`` (KB086)."""
+    return name.startswith(SITE_CLASS_PREFIX) or name in THEME_CLASSES or name in LEFT_OUT_CLASSES
+
+
+# What rST's footnotes in {eval-rst} are to become (KB084, KB085)
 MARKDOWN_FOOTNOTES = "Markdown footnotes outside the block (text[^name], and a line [^name]: its text)"
 
 
@@ -1349,26 +1560,30 @@ class RefuseUnsafeNodes(SphinxTransform):
             self.duplicate_ids(element, first, docname)
 
     def reserved_class(self, element: nodes.Element, docname: str) -> None:
-        """KB086 for a class a page gives (a :class: option, ``{container}``,
-        ``{rst-class}``, a role made with ``{role}``) that the site's style
-        sheets hide an element by (HIDDEN_CLASSES: its text hidden from
-        readers while the search index keeps it), or its outputs leave out
-        (LEFT_OUT_CLASSES: its text missing from the search or llms-full.txt).
-        The site adds its own such elements after this check (kb.pages.tags:
-        the keywords; kb.editorial.claims: the sources), and its writers
-        theirs."""
-        reserved = (HIDDEN_CLASSES | LEFT_OUT_CLASSES).intersection(element["classes"])
-        for name in sorted(reserved):
+        """KB086 for a class a page gives (a :class: or :figclass: option,
+        ``{container}``, ``{rst-class}``, a role made with ``{role}``) that
+        the site gives its own page parts (refused_class). The site's own
+        nodes are exempt (own); so are only-light and only-dark on an image
+        (SCHEME_IMAGE_CLASSES). The site adds its keywords and sources after
+        this check (kb.pages.tags, kb.editorial.claims), and its writers
+        their own elements."""
+        if element in _OWN:
+            return
+        reserved = [
+            name
+            for name in element["classes"]
+            if refused_class(name) and not (name in SCHEME_IMAGE_CLASSES and isinstance(element, nodes.image))
+        ]
+        for name in reserved:
             logger.warning(
-                "KB086 the class %r %s; remove it from the :class: option, {container} or "
-                "{rst-class} that gives it",
+                "KB086 the class %r belongs to the site's own page parts: its style sheets and "
+                "scripts %s; remove it from the :class: or :figclass: option, {container}, "
+                "{rst-class} or {role} that gives it",
                 name,
-                "hides this element from some readers (the site's style sheets hide what has it: "
-                "always, in one colour scheme, or on some screens) while the search index keeps "
-                "its text"
-                if name in HIDDEN_CLASSES
-                else "leaves this element's text out of the search index or llms-full.txt (the "
-                "site gives it to what it adds around a page's text)",
+                "leave what has it out of the search index or llms-full.txt"
+                if name in LEFT_OUT_CLASSES
+                else "may hide what has it from readers while the search index keeps its text, "
+                "move it over other text, or make it a control",
                 location=_location(self.env, element, docname),
                 type="kb",
                 subtype="untrusted",
@@ -1392,7 +1607,8 @@ class RefuseUnsafeNodes(SphinxTransform):
                 problem = (
                     "is one the site gives an element of every page (the keywords, the sources, "
                     "the skip link's target, the sidebar's switches, the icons), whose links "
-                    "would land here; give this heading another title, or this label another name"
+                    "would land here; give the heading another title, or the label, footnote or "
+                    "object another name"
                 )
             else:
                 other = first.setdefault(node_id, element)

@@ -51,7 +51,7 @@ from kb.guard.silent_loss import (
     report_repeated_options,
     too_deep,
 )
-from kb.guard.untrusted import file_readers
+from kb.guard.untrusted import file_readers, own
 from kb.pages.listings import holds_listing
 from kb.site import output_state
 
@@ -114,12 +114,14 @@ class GlossaryDirective(SphinxDirective):
         groups: dict[str, list[tuple[dict, int]]] = {}
         for entry, line in entries:
             groups.setdefault(initial(entry["zh"]), []).append((entry, line))
-        jump = nodes.paragraph(classes=["kb-glossary-jump"])
+        jump = own(nodes.paragraph(classes=["kb-glossary-jump"]))
         jump += nodes.Text(_("按拼音首字母："))
         out: list[nodes.Node] = [jump]
         for letter, members in groups.items():
             jump += nodes.reference("", letter, refid=letter_anchor(letter))
-            heading = nodes.rubric("", letter, ids=[letter_anchor(letter)], classes=["kb-glossary-letter"])
+            heading = own(
+                nodes.rubric("", letter, ids=[letter_anchor(letter)], classes=["kb-glossary-letter"])
+            )
             glossary = addnodes.glossary(sorted=False)  # in pinyin order already
             dlist = nodes.definition_list(classes=["glossary"])
             glossary += dlist
@@ -139,6 +141,7 @@ class GlossaryDirective(SphinxDirective):
             if i:  # the other names link to the headword's anchor; one id per page
                 term["ids"].remove(node_id)
             term["classes"].append("kb-headword" if i == 0 else "kb-alias")
+            own(term)  # the site's classes (KB086 refuses them in a page's own text)
             item += term
         self.state.document.note_explicit_target(item.children[0])
         # more ids: docutils writes each as an empty <span id> in the term
