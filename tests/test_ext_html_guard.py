@@ -158,6 +158,11 @@ HOSTILE_HTML = {
     "bidi-hex-reference": "<p>echo safe &#x202E; rm -rf ~</p>",
     "bidi-decimal-reference": "<p>echo safe &#8294; rm</p>",
     "bidi-named-reference": "<p>a&rlm;b</p>",
+    # what readers do not see, kept in what is copied, searched and read by programs
+    "invisible-tag-characters": "<p>\u8bc1\U000e0069\U000e0067\U000e006e \u53ef\u89c1</p>",
+    "invisible-hex-reference": "<p>a&#xE0041;b</p>",
+    "invisible-decimal-reference": "<p>a&#8203;b</p>",
+    "invisible-named-reference": "<p>a&ZeroWidthSpace;b</p>",
     "noscript-hides-refresh": "<noscript><p title=\"</noscript><meta http-equiv=refresh content='0;url=https://evil.example/'>\"></noscript>",
     "noscript-refresh-without-js": '<noscript><meta http-equiv="refresh" content="0;url=https://evil.example/"></noscript>',
     "xmp-hides-handler": '<xmp><p title="</xmp><img src=x onerror=alert(1)>"></xmp>',
@@ -276,7 +281,8 @@ def test_what_the_site_writes_passes(case):
     assert guard.scan(BENIGN_HTML[case])[0] == []
 
 
-# Refused by the token check only: bidirectional controls are a text check;
+# Refused by the token check only: bidirectional controls and invisible
+# characters are a text check;
 # these three a browser reads harmlessly (the <img> ends up as text, the URL is
 # cut by a breakout tag), which lexbor's tree shows.
 TOKEN_CHECK_ONLY = {
@@ -284,6 +290,10 @@ TOKEN_CHECK_ONLY = {
     "bidi-decimal-reference",
     "bidi-hex-reference",
     "bidi-named-reference",
+    "invisible-tag-characters",
+    "invisible-hex-reference",
+    "invisible-decimal-reference",
+    "invisible-named-reference",
     "integration-title-end-svg",
     "math-style-is-markup",
     "svg-style-split-by-element",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -493,6 +494,33 @@ def test_a_bidi_character_in_a_data_file_fails_at_its_line(tiny):
     assert_fails_at(
         tiny, f"data/glossary.yaml:{line + 2}: WARNING: KB095 bidirectional control character U+202E"
     )
+
+
+def test_an_invisible_character_fails_at_its_line_wherever_it_comes_from(tiny):
+    """Characters that show nothing (Unicode's tag characters, the zero-width
+    space, the word joiner) hide text from readers that the search index and
+    llms-full.txt keep: KB095 at their line, in a page, a file it includes
+    and a data file, and none is published."""
+    write(tiny, "docs/training/part.txt", "pip install torch\u2060 --index-url x\n")
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8")
+    line = text.count("\n") + 2
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "ignore")
+    page.write_text(text + f"\n证{hidden} 可见。\n\n```{{literalinclude}} part.txt\n```\n", encoding="utf-8")
+    glossary = tiny / "data/glossary.yaml"
+    entries = glossary.read_text(encoding="utf-8")
+    glossary.write_text(entries + "- id: hidden\n  zh: 隐藏\n  def: 看似\u200b无害\n", encoding="utf-8")
+    assert_fails_at(
+        tiny,
+        f"training/x.md:{line}: WARNING: KB095 invisible character U+E0069",
+        f"training/x.md:{line + 2}: WARNING: KB095 invisible character U+2060 in text from another file",
+        f"data/glossary.yaml:{entries.count(chr(10)) + 3}: WARNING: KB095 invisible character U+200B",
+    )
+    site = tiny / "_build/html"
+    published = "".join(
+        p.read_text(encoding="utf-8") for p in site.rglob("*") if p.suffix in (".html", ".txt")
+    )
+    assert not re.search("[\u200b\u2060\U000e0000-\U000e007f]", published)
 
 
 # each cell of a csv-table is parsed as Markdown on its own, out of sight of

@@ -480,6 +480,11 @@ ROUND4 = {
     "rst-link-full-width-host": ("```{eval-rst}\n见 `本机 <http://127。0。0。1:8765/x>`_\n```\n", "KB012"),
     # shown reversed, copied as stored (Trojan Source)
     "bidi-override": ("运行 `echo \u202ehello` 即可。\n", "KB095"),
+    # invisible: readers see nothing, llms-full.txt and the search keep it (tag characters)
+    "invisible-tag-characters": (
+        "证\U000e0069\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065 可见。\n",
+        "KB095",
+    ),
 }
 
 

@@ -72,13 +72,36 @@ CODES = {
     "regex": "KB045",  # a pattern that does not compile
     "meta": "KB046",  # a schema file is no usable JSON schema
     "pattern": "KB047",  # a schema file's regular expression is not one known to be safe
-    "bidi": "KB095",  # a bidirectional control character (kb.guard.untrusted: in pages)
+    "bidi": "KB095",  # a bidirectional control or invisible character (kb.guard.untrusted: in pages)
 }
 
 # Bidirectional embeddings, overrides and isolates: text shown in another
-# order than it is stored and copied ("Trojan Source"). Chinese and English
-# need none; kb.guard.untrusted strips them from pages with the same KB095.
-BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# order than it is stored and copied ("Trojan Source"). And the characters
+# that show nothing at all but stay in what is copied, searched and read by
+# programs (llms-full.txt): Unicode's tag characters (text hidden from
+# readers, such as instructions to a language model), the zero-width space,
+# word joiner and invisible operators, a byte order mark inside the text,
+# the Hangul fillers and the Mongolian vowel separator. (The zero-width
+# joiner and non-joiner stay: emoji need them.) Chinese and English need
+# none of these; kb.guard.untrusted strips them from pages with the same KB095.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+INVISIBLE = "\u115f\u1160\u180e\u200b\u2060-\u2064\u3164\ufeff\uffa0\U000e0000-\U000e007f"
+BIDI = re.compile(f"[{BIDI_CONTROLS}{INVISIBLE}]")
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+
+
+def hidden_character(character: str) -> tuple[str, str]:
+    """What KB095 says of a character BIDI found: what it is, and why it is refused."""
+    if _INVISIBLE.match(character):
+        return (
+            f"invisible character U+{ord(character):04X}",
+            "readers see nothing, but it is copied, searched and read by programs (llms-full.txt) with the text",
+        )
+    return (
+        f"bidirectional control character U+{ord(character):04X}",
+        "the text is shown in another order than it is copied",
+    )
+
 
 MAX_DEPTH = 32
 MAX_DATA_BYTES = 2 * 1024 * 1024
@@ -347,8 +370,7 @@ def _no_bidi(root: yaml.Node | None, first_line: int) -> None:
             raise YamlProblem(
                 "bidi",
                 first_line + node.start_mark.line,
-                f"bidirectional control character U+{ord(found.group()):04X}: the text is shown "
-                "in another order than it is copied; remove it",
+                "{}: {}; remove it".format(*hidden_character(found.group())),
             )
 
 
@@ -448,8 +470,7 @@ def read_text(path: Path) -> tuple[str | None, Problem | None]:
             path,
             text.count("\n", 0, bidi.start()) + 1,
             CODES["bidi"],
-            f"bidirectional control character U+{ord(bidi.group()):04X}: the text is shown in "
-            "another order than it is copied; remove it",
+            "{}: {}; remove it".format(*hidden_character(bidi.group())),
         )
     return text, None
 

@@ -40,10 +40,10 @@ from sphinx.util import logging
 # (and the stand-ins of bytes that are not UTF-8 in a file name, which no
 # stream can print)
 UNPRINTABLE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff\u200b\u2060-\u2064\ufeff\U000e0000-\U000e007f]"
 )
 UNPRINTABLE_BUT_NEWLINE = re.compile(
-    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
+    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff\u200b\u2060-\u2064\ufeff\U000e0000-\U000e007f]"
 )
 # How long one record's message may be.
 MAX_MESSAGE = 4000

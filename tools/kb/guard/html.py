@@ -495,6 +495,10 @@ BIDI_IN_HTML = re.compile(
     + r"|&#[xX]0*(?:202[a-eA-E]|206[6-9]|200[eEfF]|61[cC]);?"
     + r"|&#0*(?:823[4-8]|829[4-7]|820[67]|1564);?"
     + r"|&(?:lrm|rlm|LRM|RLM);?"
+    # the invisible characters (kb_data.INVISIBLE) as references
+    + r"|&#[xX]0*(?:115[fF]|1160|180[eE]|200[bB]|206[0-4]|3164|[fF][eE][fF][fF]|[fF][fF][aA]0|[eE]00[0-7][0-9a-fA-F]);?"
+    + r"|&#0*(?:4447|4448|6158|8203|828[89]|829[0-2]|12644|65279|65440|9175(?:0[4-9]|[1-9][0-9])|9176[0-2][0-9]|91763[01]);?"
+    + r"|&(?:ZeroWidthSpace|NoBreak|af|it|ic|InvisibleTimes|InvisibleComma|ApplyFunction);"
 )
 
 
@@ -519,8 +523,8 @@ def scan(
     scanner.found += [
         (
             text.count("\n", 0, m.start()) + 1,
-            f"bidirectional control {m[0]!r} (KB095): the text is shown in another order than "
-            "it is copied; remove it",
+            f"bidirectional control or invisible character {m[0]!r} (KB095): the text is shown "
+            "in another order than it is copied, or holds what readers do not see; remove it",
         )
         for m in BIDI_IN_HTML.finditer(text)
     ]

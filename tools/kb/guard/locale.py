@@ -502,8 +502,9 @@ def message_problems(po: Path, catalog) -> list[tuple[int, str]]:
                 found.append(
                     (
                         line,
-                        f"msgstr has the bidirectional control character U+{ord(bidi.group()):04X} "
-                        "(KB095: shown in another order than it is copied); remove it",
+                        "msgstr has the {} (KB095: {}); remove it".format(
+                            *kb_data.hidden_character(bidi.group())
+                        ),
                     )
                 )
                 continue

@@ -1095,10 +1095,8 @@ def strip_bidi(text: str, location) -> str:
     for number, line in enumerate(lines, 1):
         for character in dict.fromkeys(_BIDI.findall(line)):
             logger.warning(
-                "KB095 bidirectional control character U+%04X: the text is shown in another "
-                "order than it is copied (a code sample could show one command and copy "
-                "another); remove it",
-                ord(character),
+                "KB095 %s: %s (a code sample could show one command and copy another); remove it",
+                *kb_data.hidden_character(character),
                 location=location(number),
                 type="kb",
                 subtype="untrusted",
@@ -1666,10 +1664,9 @@ class RefuseUnsafeNodes(SphinxTransform):
             parent = text.parent
             for character in dict.fromkeys(_BIDI.findall(text)):
                 logger.warning(
-                    "KB095 bidirectional control character U+%04X in text from another file: "
-                    "it is shown in another order than it is copied (a code sample could show "
-                    "one command and copy another); remove it from that file",
-                    ord(character),
+                    "KB095 %s in text from another file: %s (a code sample could show one "
+                    "command and copy another); remove it from that file",
+                    *kb_data.hidden_character(character),
                     location=_location(self.env, parent, docname),
                     type="kb",
                     subtype="untrusted",
@@ -1680,11 +1677,12 @@ class RefuseUnsafeNodes(SphinxTransform):
         for element in self.document.findall(nodes.Element):  # alt, title, link targets …
             for key, value in list(element.attributes.items()):
                 if isinstance(value, str) and _BIDI.search(value):
+                    what, why = kb_data.hidden_character(_BIDI.search(value).group())
                     logger.warning(
-                        "KB095 bidirectional control character U+%04X in %s=: it is shown in "
-                        "another order than it is stored; remove it",
-                        ord(_BIDI.search(value).group()),
+                        "KB095 %s in %s=: %s; remove it",
+                        what,
                         key,
+                        why,
                         location=_location(self.env, element, docname),
                         type="kb",
                         subtype="untrusted",
