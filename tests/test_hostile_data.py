@@ -513,7 +513,7 @@ def test_an_invisible_character_fails_at_its_line_wherever_it_comes_from(tiny):
     assert_fails_at(
         tiny,
         f"training/x.md:{line}: WARNING: KB095 invisible character U+E0069",
-        f"training/x.md:{line + 2}: WARNING: KB095 invisible character U+2060 in text from another file",
+        f"training/x.md:{line + 2}: WARNING: KB095 invisible character U+2060 in text that is not the page's own",
         f"data/glossary.yaml:{entries.count(chr(10)) + 3}: WARNING: KB095 invisible character U+200B",
     )
     site = tiny / "_build/html"
@@ -879,14 +879,20 @@ INSIDE = [
     ("```{container} kb-term-tip\n盖在后文上\n```\n", 0, "KB086 the class 'kb-term-tip'"),
     ("```{container} theme-toggle\n开关\n```\n", 0, "KB086 the class 'theme-toggle'"),
     ("```{container} seealso\n不进索引\n```\n", 0, "KB086 the class 'seealso' belongs to the site's own"),
+    # what the copy button leaves out: a block that copies other than it shows
+    (
+        "```{role} p\n:class: gp\n```\n\n运行 `rm -rf ~`{p}`/.cache` 即可\n",
+        4,
+        "KB086 the class 'gp'",
+    ),
     # what pages may give: a class of their content, an image in one colour scheme
-    (":::{note}\n:class: editor-original tip\n庚\n:::\n", None, None),
+    (":::{note}\n:class: editor-original tip success\n庚\n:::\n", None, None),
     ("```{image} a.png\n:alt: 图\n:class: only-dark\n```\n", None, None),
     (
         ":::{note}\n:class: tip kb-page-meta\n辛\n:::\n",
         0,
-        "KB086 the class 'kb-page-meta' belongs to the site's own page parts: its style sheets and "
-        "scripts leave what has it out of the search index",
+        "KB086 the class 'kb-page-meta' belongs to the site's own page parts: the search index or "
+        "llms-full.txt leave what has it out",
     ),
 ]
 
@@ -1146,3 +1152,26 @@ def test_the_classes_a_page_may_not_give_are_all_those_the_outputs_leave_out():
     selectors = {*config["exclude_selectors"], *PAGEFIND_SELECTORS}
     assert all(re.fullmatch(r"\.[a-z][a-z0-9-]*", selector) for selector in selectors), selectors
     assert {selector[1:] for selector in selectors} | SKIPPED_CLASSES == LEFT_OUT_CLASSES
+
+
+def test_a_class_a_page_gives_a_node_the_site_made_is_refused_too(tiny):
+    """The site's own nodes carry its classes (an {original} block, its code
+    blocks' status), exempt from KB086 by name only: a class the page gives
+    the same node, by an {rst-class} before it or a code block's :class:
+    (which docutils copies to the status box that takes the block's place),
+    is refused; the site's own classes on them are not."""
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    first = text.count("\n") + 1
+    text += "```{rst-class} visually-hidden\n```\n\n:::{original} 看这里\n隐藏段落。\n:::\n\n"
+    second = text.count("\n") + 1
+    text += "::::{original}\n```{code-block} python\n:class: kb-term-tip\n\nprint(1)\n```\n::::\n\n"
+    text += ":::{original}\n```python\nprint(2)\n```\n:::\n"
+    page.write_text(text, encoding="utf-8")
+    out = assert_fails_at(
+        tiny,
+        f"training/x.md:{first + 3}: WARNING: KB086 the class 'visually-hidden'",
+        f"training/x.md:{second + 1}: WARNING: KB086 the class 'kb-term-tip'",
+    )
+    assert out.count("KB086") == 3, out[-3000:]  # the code block, and the status box it gave its class
+    assert "kb-original" not in "".join(line for line in out.splitlines() if "KB086" in line), out[-3000:]

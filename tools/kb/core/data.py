@@ -78,14 +78,24 @@ CODES = {
 # Bidirectional embeddings, overrides and isolates: text shown in another
 # order than it is stored and copied ("Trojan Source"). And the characters
 # that show nothing at all but stay in what is copied, searched and read by
-# programs (llms-full.txt): Unicode's tag characters (text hidden from
-# readers, such as instructions to a language model), the zero-width space,
-# word joiner and invisible operators, a byte order mark inside the text,
-# the Hangul fillers and the Mongolian vowel separator. (The zero-width
-# joiner and non-joiner stay: emoji need them.) Chinese and English need
-# none of these; kb.guard.untrusted strips them from pages with the same KB095.
+# programs (llms-full.txt), which could carry text hidden from readers (such
+# as instructions to a language model): Unicode's Default_Ignorable_Code_Point
+# characters (DerivedCoreProperties.txt: soft hyphen, combining grapheme
+# joiner, zero-width space and non-joiner, word joiner and invisible
+# operators, variation selectors, the byte order mark inside text, Hangul
+# fillers, Mongolian and Khmer fillers, shorthand format controls, musical
+# format controls, the tag and variation-selector planes), and the
+# interlinear annotation controls. Kept: the zero-width joiner and the emoji
+# and text presentation selectors (U+FE0E, U+FE0F), which emoji need; a tag
+# flag (England, Scotland, Wales) is refused with its tags. Chinese and
+# English need none of these; kb.guard.untrusted strips them from pages with
+# the same KB095.
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-INVISIBLE = "\u115f\u1160\u180e\u200b\u2060-\u2064\u3164\ufeff\uffa0\U000e0000-\U000e007f"
+INVISIBLE = (
+    "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b\u200c\u2060-\u2065\u206a-\u206f"
+    "\u3164\ufe00-\ufe0d\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff"
+)
 BIDI = re.compile(f"[{BIDI_CONTROLS}{INVISIBLE}]")
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
 
@@ -95,11 +105,13 @@ def hidden_character(character: str) -> tuple[str, str]:
     if _INVISIBLE.match(character):
         return (
             f"invisible character U+{ord(character):04X}",
-            "readers see nothing, but it is copied, searched and read by programs (llms-full.txt) with the text",
+            "readers see nothing, but it is copied, searched and read by programs (llms-full.txt) with the "
+            "text, and can carry words readers never see",
         )
     return (
         f"bidirectional control character U+{ord(character):04X}",
-        "the text is shown in another order than it is copied",
+        "the text is shown in another order than it is copied (a code sample could show one command "
+        "and copy another)",
     )
 
 

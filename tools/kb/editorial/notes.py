@@ -279,13 +279,15 @@ class Original(Details):
 
     def run(self) -> list[nodes.Node]:
         [node] = super().run()
-        own(node)  # the site's classes (KB086 refuses them in a page's own text)
+        own(node, "kb-original-quote")  # the site's class (KB086 refuses it in a page's own text)
         for block in list(node.findall(nodes.literal_block)):
-            block["classes"].append("kb-original")
+            own(block, "kb-original")
             status = own(nodes.container(classes=["kb-code-original"]))
+            # replace_self gives status the block's classes: the page's stay refused
             block.replace_self(status)
+            own(status, "kb-original")
             status += own(nodes.inline("", _(ORIGINAL_STATUS), classes=["kb-code-status"]))
-            status += own(block)
+            status += block
         return [node]
 
     def classes(self) -> list[str]:

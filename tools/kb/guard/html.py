@@ -52,6 +52,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
+from html.entities import html5 as html5_entities
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -490,16 +491,27 @@ DIFFERENTIAL = re.compile(
 # <image> is <img> to a browser's tree builder (lexbor drops it where a table
 # moves it out: review 23), so the tree cannot show it: read in the text
 IMAGE_TAG = re.compile(r"<image[\t\n\f\r />]", re.IGNORECASE)
+# kb_data.BIDI's characters as they are, or as character references (any
+# numeric one, and every named one HTML gives them: &lrm;, &ZeroWidthSpace;,
+# &NegativeThinSpace; …)
+BIDI_NAMED = sorted(
+    (name for name, value in html5_entities.items() if kb_data.BIDI.fullmatch(value)), key=len, reverse=True
+)
 BIDI_IN_HTML = re.compile(
     kb_data.BIDI.pattern
-    + r"|&#[xX]0*(?:202[a-eA-E]|206[6-9]|200[eEfF]|61[cC]);?"
-    + r"|&#0*(?:823[4-8]|829[4-7]|820[67]|1564);?"
-    + r"|&(?:lrm|rlm|LRM|RLM);?"
-    # the invisible characters (kb_data.INVISIBLE) as references
-    + r"|&#[xX]0*(?:115[fF]|1160|180[eE]|200[bB]|206[0-4]|3164|[fF][eE][fF][fF]|[fF][fF][aA]0|[eE]00[0-7][0-9a-fA-F]);?"
-    + r"|&#0*(?:4447|4448|6158|8203|828[89]|829[0-2]|12644|65279|65440|9175(?:0[4-9]|[1-9][0-9])|9176[0-2][0-9]|91763[01]);?"
-    + r"|&(?:ZeroWidthSpace|NoBreak|af|it|ic|InvisibleTimes|InvisibleComma|ApplyFunction);"
+    + r"|&#(?:[xX]0*([0-9a-fA-F]{1,6})|0*([0-9]{1,8}));?|&(?:"
+    + "|".join(map(re.escape, BIDI_NAMED))
+    + ")"
 )
+
+
+def _hidden_reference(match: re.Match) -> bool:
+    """Whether a BIDI_IN_HTML match is one of kb_data.BIDI's characters (a
+    numeric reference may name any character)."""
+    if match[1] is None and match[2] is None:
+        return True
+    code = int(match[1], 16) if match[1] is not None else int(match[2])
+    return code <= 0x10FFFF and bool(kb_data.BIDI.fullmatch(chr(code)))
 
 
 def scan(
@@ -527,6 +539,7 @@ def scan(
             "in another order than it is copied, or holds what readers do not see; remove it",
         )
         for m in BIDI_IN_HTML.finditer(text)
+        if _hidden_reference(m)
     ]
     if not xml:  # in SVG, <image> is SVG's own element
         scanner.found += [

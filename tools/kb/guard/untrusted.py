@@ -1095,7 +1095,7 @@ def strip_bidi(text: str, location) -> str:
     for number, line in enumerate(lines, 1):
         for character in dict.fromkeys(_BIDI.findall(line)):
             logger.warning(
-                "KB095 %s: %s (a code sample could show one command and copy another); remove it",
+                "KB095 %s: %s; remove it",
                 *kb_data.hidden_character(character),
                 location=location(number),
                 type="kb",
@@ -1257,11 +1257,8 @@ THEME_CLASSES = frozenset(
         "announcement-content",
         "back-to-top",
         "bottom-of-page",
-        "card",
         "content",
         "content-icon-container",
-        "context",
-        "current",
         "current-page",
         "domainindex-jumpbox",
         "domainindex-section",
@@ -1277,8 +1274,6 @@ THEME_CLASSES = frozenset(
         "header-center",
         "header-left",
         "header-right",
-        "highlight-link",
-        "icon",
         "icons",
         "injected",
         "left-details",
@@ -1311,7 +1306,6 @@ THEME_CLASSES = frozenset(
         "sd-shadow-md",
         "sd-shadow-sm",
         "sd-tab-content",
-        "search",
         "show-back-to-top",
         "sidebar-brand",
         "sidebar-brand-text",
@@ -1329,7 +1323,6 @@ THEME_CLASSES = frozenset(
         "sidebar-tree",
         "skip-to-content",
         "sphinx-bs",
-        "success",
         "theme-icon-when-auto-dark",
         "theme-icon-when-auto-light",
         "theme-icon-when-dark",
@@ -1395,6 +1388,7 @@ CONTENT_CLASSES = frozenset(
         "attribution",
         "brackets",
         "caption",
+        "card",
         "caption-text",
         "caution",
         "centered",
@@ -1404,6 +1398,8 @@ CONTENT_CLASSES = frozenset(
         "code-block-caption",
         "compound",
         "container",
+        "context",
+        "current",
         "contents",
         "danger",
         "deprecated",
@@ -1422,15 +1418,16 @@ CONTENT_CLASSES = frozenset(
         "glossary",
         "guilabel",
         "highlight",
+        "highlight-link",
         "highlighted",
         "highlights",
         "highlighttable",
         "hint",
         "hll",
+        "icon",
         "important",
         "line-block",
         "linenodiv",
-        "linenos",
         "literal",
         "literal-block",
         "literal-block-wrapper",
@@ -1447,6 +1444,7 @@ CONTENT_CLASSES = frozenset(
         "py",
         "reference",
         "rubric",
+        "search",
         "shadow",
         "sidebar",
         "sig",
@@ -1465,6 +1463,7 @@ CONTENT_CLASSES = frozenset(
         "text-left",
         "text-right",
         "std-term",
+        "success",
         "tip",
         "title",
         "toc-backref",
@@ -1481,24 +1480,42 @@ CONTENT_CLASSES = frozenset(
         "viewcode-link",
         "warning",
     ]
-) | frozenset(STANDARD_TYPES.values())
-# furo's documented way to show an image in one colour scheme only: an
-# image's class, whose text (its alt) the search index does not hold
+) | (frozenset(STANDARD_TYPES.values()) - {"gp", "go"})
+# furo's documented way to show an image in one colour scheme only (a
+# diagram drawn for each): an image has no text of its own but its alt,
+# which every reader's screen reader gets from the image shown
 SCHEME_IMAGE_CLASSES = frozenset({"only-light", "only-dark"})
-# The nodes the site's own code makes with such classes while a page is read
-# (kb.editorial.notes, kb.calc, kb.pages.glossary): exempt (own()).
-_OWN: weakref.WeakSet[nodes.Element] = weakref.WeakSet()
+# The classes the site's own code gives nodes while a page is read
+# (kb.editorial.notes, kb.calc, kb.pages.glossary), by node: exempt (own()).
+# Only those names: a class a page gives the same node (an {rst-class} before
+# it, a code block's :class: that replace_self copies) is still refused.
+_OWN: weakref.WeakKeyDictionary[nodes.Element, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
-def own(node: nodes.Element) -> nodes.Element:
-    """Mark ``node`` as made by the site's code: its classes are not a page's (KB086)."""
-    _OWN.add(node)
+def own(node: nodes.Element, *classes: str) -> nodes.Element:
+    """Give ``node`` the site's ``classes`` (KB086 exempts these on it), or
+    with none named mark the classes a node just made by the site's code has."""
+    if classes:
+        node["classes"].extend(name for name in classes if name not in node["classes"])
+    _OWN[node] = _OWN.get(node, frozenset()) | frozenset(classes or node["classes"])
     return node
 
 
-def refused_class(name: str) -> bool:
+def copy_excluded(config) -> frozenset[str]:
+    """The classes sphinx-copybutton leaves out of what its button copies
+    (its copybutton_exclude: ".linenos, .gp, .go"): on a page's own text
+    they would make a block copy other than what it shows."""
+    return frozenset(re.findall(r"\.([A-Za-z_][\w-]*)", getattr(config, "copybutton_exclude", "") or ""))
+
+
+def refused_class(name: str, config) -> bool:
     """Whether a page may not give the class ``name`` (KB086)."""
-    return name.startswith(SITE_CLASS_PREFIX) or name in THEME_CLASSES or name in LEFT_OUT_CLASSES
+    return (
+        name.startswith(SITE_CLASS_PREFIX)
+        or name in THEME_CLASSES
+        or name in LEFT_OUT_CLASSES
+        or name in copy_excluded(config)
+    )
 
 
 # What rST's footnotes in {eval-rst} are to become (KB084, KB085)
@@ -1565,23 +1582,26 @@ class RefuseUnsafeNodes(SphinxTransform):
         (SCHEME_IMAGE_CLASSES). The site adds its keywords and sources after
         this check (kb.pages.tags, kb.editorial.claims), and its writers
         their own elements."""
-        if element in _OWN:
-            return
+        exempt = _OWN.get(element, frozenset())
         reserved = [
             name
             for name in element["classes"]
-            if refused_class(name) and not (name in SCHEME_IMAGE_CLASSES and isinstance(element, nodes.image))
+            if refused_class(name, self.config)
+            and name not in exempt
+            and not (name in SCHEME_IMAGE_CLASSES and isinstance(element, nodes.image))
         ]
         for name in reserved:
             logger.warning(
-                "KB086 the class %r belongs to the site's own page parts: its style sheets and "
-                "scripts %s; remove it from the :class: or :figclass: option, {container}, "
-                "{rst-class} or {role} that gives it",
+                "KB086 the class %r belongs to the site's own page parts: %s; remove it from the "
+                ":class: or :figclass: option, {container}, {rst-class} or {role} that gives it",
                 name,
-                "leave what has it out of the search index or llms-full.txt"
+                "the search index or llms-full.txt leave what has it out"
                 if name in LEFT_OUT_CLASSES
-                else "may hide what has it from readers while the search index keeps its text, "
-                "move it over other text, or make it a control",
+                else "the copy button leaves what has it out of what it copies"
+                if name in copy_excluded(self.config)
+                else "the site's style sheets and scripts may hide what has it from readers (while "
+                "the search index keeps its text), place it over other text, make it a control or "
+                "change the page's layout",
                 location=_location(self.env, element, docname),
                 type="kb",
                 subtype="untrusted",
@@ -1664,8 +1684,8 @@ class RefuseUnsafeNodes(SphinxTransform):
             parent = text.parent
             for character in dict.fromkeys(_BIDI.findall(text)):
                 logger.warning(
-                    "KB095 %s in text from another file: %s (a code sample could show one "
-                    "command and copy another); remove it from that file",
+                    "KB095 %s in text that is not the page's own (a file it includes, or a "
+                    "character reference such as &#x200B; in its text): %s; remove it there",
                     *kb_data.hidden_character(character),
                     location=_location(self.env, parent, docname),
                     type="kb",

@@ -140,8 +140,7 @@ class GlossaryDirective(SphinxDirective):
             )
             if i:  # the other names link to the headword's anchor; one id per page
                 term["ids"].remove(node_id)
-            term["classes"].append("kb-headword" if i == 0 else "kb-alias")
-            own(term)  # the site's classes (KB086 refuses them in a page's own text)
+            own(term, "kb-headword" if i == 0 else "kb-alias")  # the site's (KB086 refuses them in pages)
             item += term
         self.state.document.note_explicit_target(item.children[0])
         # more ids: docutils writes each as an empty <span id> in the term
