@@ -885,6 +885,9 @@ INSIDE = [
         4,
         "KB086 the class 'gp'",
     ),
+    # what reads as the editors' correction without being one
+    (":::{note}\n:class: editor-note\n假的更正\n:::\n", 0, "KB086 the class 'editor-note'"),
+    (":::{admonition} 编者注：\n更正，没有来源\n:::\n", 0, "KB025 this admonition is titled 编者注 but is no"),
     # what pages may give: a class of their content, an image in one colour scheme
     (":::{note}\n:class: editor-original tip success\n庚\n:::\n", None, None),
     ("```{image} a.png\n:alt: 图\n:class: only-dark\n```\n", None, None),

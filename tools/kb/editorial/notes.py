@@ -132,7 +132,8 @@ class EditorNote(SphinxDirective):
                 type="kb",
                 subtype="editor-note",
             )
-        node = nodes.admonition(classes=["editor-note", *self.options.get("class", [])])
+        # the class marks a 编者注 (KB086 refuses it on a page's other elements)
+        node = own(nodes.admonition(classes=["editor-note", *self.options.get("class", [])]), "editor-note")
         self.set_source_info(node)
         node += nodes.title("", _(TITLE))
         node += self.parse_content_to_nodes(allow_section_headings=False)
@@ -195,6 +196,25 @@ def _verdict_text(note: nodes.Element) -> str:
     return " ".join(parts)
 
 
+def imitated(node: nodes.admonition) -> None:
+    """KB025 for an admonition titled 编者注 that is no {editor-note}: it
+    reads as the editors' correction, but carries no kind, date or source,
+    and the 勘误 page does not list it. (A page's editor-note class on
+    another element is refused as the site's, KB086.)"""
+    title = node.next_node(nodes.title)
+    if "editor-note" in node["classes"] or title is None:
+        return
+    if re.sub(r"[\s:：]", "", title.astext()) in (TITLE, _(TITLE)):
+        logger.warning(
+            "KB025 this admonition is titled 编者注 but is no {editor-note}: it carries no :kind:, "
+            ":date: or source, and the 勘误 page does not list it; write it as an {editor-note} "
+            "(CONTRIBUTING shows how), or give it another title",
+            location=node,
+            type="kb",
+            subtype="editor-note",
+        )
+
+
 def note_sections(app, doctree) -> None:
     """Each note's section title, once the page's sections exist; and each
     note's anchor is the page's only element with that id (KB023)."""
@@ -203,6 +223,7 @@ def note_sections(app, doctree) -> None:
     by_id = {(note["id"], note["line"]): note for note in notes}
     used = Counter(i for element in doctree.findall(nodes.Element) for i in element["ids"])
     for node in doctree.findall(nodes.admonition):
+        imitated(node)
         note = next((by_id[i, node.line] for i in node["ids"] if (i, node.line) in by_id), None)
         if note is None:
             continue

@@ -1251,6 +1251,9 @@ def _drop_image(node: nodes.image) -> None:
 # pages load and fails on a class they use that is neither refused nor
 # among the CONTENT_CLASSES, which style a page's content as content.
 SITE_CLASS_PREFIX = "kb-"
+# and the class of a 编者注 (kb.editorial.notes): on other text it would read
+# as the editors' correction
+SITE_CLASSES = frozenset({"editor-note"})
 THEME_CLASSES = frozenset(
     [
         "announcement",
@@ -1372,8 +1375,8 @@ LEFT_OUT_CLASSES = frozenset(
     }
 )
 # What the style sheets style that docutils, Sphinx, MyST and Pygments give a
-# page's content (and the 编者注's, editor-original for the author's text
-# beside one): a page may give these.
+# page's content (and editor-original, for the author's text beside a 编者注):
+# a page may give these.
 CONTENT_CLASSES = frozenset(
     [
         "admonition",
@@ -1404,7 +1407,6 @@ CONTENT_CLASSES = frozenset(
         "danger",
         "deprecated",
         "docutils",
-        "editor-note",
         "editor-original",
         "epigraph",
         "eqno",
@@ -1512,6 +1514,7 @@ def refused_class(name: str, config) -> bool:
     """Whether a page may not give the class ``name`` (KB086)."""
     return (
         name.startswith(SITE_CLASS_PREFIX)
+        or name in SITE_CLASSES
         or name in THEME_CLASSES
         or name in LEFT_OUT_CLASSES
         or name in copy_excluded(config)
