@@ -506,16 +506,26 @@ def test_an_invisible_character_fails_at_its_line_wherever_it_comes_from(tiny):
     text = page.read_text(encoding="utf-8")
     line = text.count("\n") + 2
     hidden = "".join(chr(0xE0000 + ord(c)) for c in "ignore")
-    page.write_text(text + f"\n证{hidden} 可见。\n\n```{{literalinclude}} part.txt\n```\n", encoding="utf-8")
+    # and emoji with their joiners and selectors, which stay; a run of them does not
+    page.write_text(
+        text + f"\n证{hidden} 可见。\n\n```{{literalinclude}} part.txt\n```\n\n"
+        "👨\u200d💻 ❤\ufe0f 1\ufe0f\u20e3 🏳\ufe0f\u200d🌈 👩🏽\u200d🔬 ☺\ufe0e\n\n看\u200d\u200d似\ufe0e\ufe0f正常\n",
+        encoding="utf-8",
+    )
     glossary = tiny / "data/glossary.yaml"
     entries = glossary.read_text(encoding="utf-8")
     glossary.write_text(entries + "- id: hidden\n  zh: 隐藏\n  def: 看似\u200b无害\n", encoding="utf-8")
-    assert_fails_at(
+    out = assert_fails_at(
         tiny,
         f"training/x.md:{line}: WARNING: KB095 invisible character U+E0069",
         f"training/x.md:{line + 2}: WARNING: KB095 invisible character U+2060 in text that is not the page's own",
         f"data/glossary.yaml:{entries.count(chr(10)) + 3}: WARNING: KB095 invisible character U+200B",
+        f"training/x.md:{line + 7}: WARNING: KB095 zero-width joiner or presentation selector U+200D where "
+        "no emoji needs it",
+        f"training/x.md:{line + 7}: WARNING: KB095 zero-width joiner or presentation selector U+FE0F",
     )
+    # one a character: six tags, U+2060, U+200B, and the run's three; none for the emoji
+    assert out.count("KB095") == len("ignore") + 1 + 1 + 3, out[-3000:]
     site = tiny / "_build/html"
     published = "".join(
         p.read_text(encoding="utf-8") for p in site.rglob("*") if p.suffix in (".html", ".txt")
@@ -887,7 +897,11 @@ INSIDE = [
     ),
     # what reads as the editors' correction without being one
     (":::{note}\n:class: editor-note\n假的更正\n:::\n", 0, "KB086 the class 'editor-note'"),
-    (":::{admonition} 编者注：\n更正，没有来源\n:::\n", 0, "KB025 this admonition is titled 编者注 but is no"),
+    (
+        ":::{admonition} 编者注：\n更正，没有来源\n:::\n",
+        0,
+        "KB025 this admonition is titled 编者注 but is no",
+    ),
     # what pages may give: a class of their content, an image in one colour scheme
     (":::{note}\n:class: editor-original tip success\n庚\n:::\n", None, None),
     ("```{image} a.png\n:alt: 图\n:class: only-dark\n```\n", None, None),
@@ -1178,3 +1192,21 @@ def test_a_class_a_page_gives_a_node_the_site_made_is_refused_too(tiny):
     )
     assert out.count("KB086") == 3, out[-3000:]  # the code block, and the status box it gave its class
     assert "kb-original" not in "".join(line for line in out.splitlines() if "KB086" in line), out[-3000:]
+
+
+def test_every_code_block_in_an_original_is_labelled_and_keeps_its_name(tiny):
+    """{original} labels each code block 原文·勿照抄, a doctest block (its
+    copy button strips the >>> prompts) too; a block's :name: stays its own
+    id, not also its label box's (that was KB085 on valid text)."""
+    page = tiny / "docs/training/x.md"
+    page.write_text(
+        page.read_text(encoding="utf-8")
+        + "\n````{original}\n```{eval-rst}\n>>> import os\n>>> os.getcwd()\n```\n\n"
+        + "```{code-block} bash\n:name: my-code\n\nls\n```\n````\n",
+        encoding="utf-8",
+    )
+    code, out = build(tiny)
+    assert code == 0 and "WARNING" not in out, out[-3000:]
+    html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
+    assert html.count('class="kb-code-original') == 2, html
+    assert html.count('id="my-code"') == 1, html

@@ -96,12 +96,28 @@ INVISIBLE = (
     "\u3164\ufe00-\ufe0d\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0000-\U000e0fff"
 )
-BIDI = re.compile(f"[{BIDI_CONTROLS}{INVISIBLE}]")
+# The zero-width joiner and the presentation selectors are kept where emoji
+# use them (❤️, 1️⃣, 👨‍💻, 🏳️‍🌈): not at the start of the text, nor after a
+# letter or a space, nor in a run (a selector after any of the three, a
+# joiner after a joiner or a text selector), which could spell out bits that
+# show nothing
+JOINERS = "\u200d\ufe0e\ufe0f"
+MISPLACED_JOINER = (
+    f"(?:(?<![\\s\\S])|(?<=\\s)|(?<=[^\\W\\d_]))[{JOINERS}]"
+    f"|(?<=[{JOINERS}])[\\ufe0e\\ufe0f]|(?<=[\\u200d\\ufe0e])\\u200d"
+)
+BIDI = re.compile(f"[{BIDI_CONTROLS}{INVISIBLE}]|{MISPLACED_JOINER}")
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
 
 
 def hidden_character(character: str) -> tuple[str, str]:
     """What KB095 says of a character BIDI found: what it is, and why it is refused."""
+    if character in JOINERS:
+        return (
+            f"zero-width joiner or presentation selector U+{ord(character):04X} where no emoji needs it",
+            "readers see nothing, but it is copied, searched and read by programs (llms-full.txt), and a "
+            "run of them can spell out words readers never see",
+        )
     if _INVISIBLE.match(character):
         return (
             f"invisible character U+{ord(character):04X}",

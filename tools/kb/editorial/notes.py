@@ -301,12 +301,14 @@ class Original(Details):
     def run(self) -> list[nodes.Node]:
         [node] = super().run()
         own(node, "kb-original-quote")  # the site's class (KB086 refuses it in a page's own text)
-        for block in list(node.findall(nodes.literal_block)):
+        for block in list(node.findall(lambda n: isinstance(n, (nodes.literal_block, nodes.doctest_block)))):
             own(block, "kb-original")
             status = own(nodes.container(classes=["kb-code-original"]))
             # replace_self gives status the block's classes: the page's stay refused
             block.replace_self(status)
             own(status, "kb-original")
+            # and its ids and names: the block keeps them (a :name: given twice was KB085)
+            status["ids"], status["names"] = [], []
             status += own(nodes.inline("", _(ORIGINAL_STATUS), classes=["kb-code-status"]))
             status += block
         return [node]
