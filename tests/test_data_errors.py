@@ -226,6 +226,23 @@ def test_the_tiny_project_builds_clean(tiny):
     assert code == 0 and "WARNING" not in out, out[-3000:]
 
 
+def add_to_page(root: Path, text: str) -> int:
+    """Append ``text`` to the tiny project's article after a blank line; the
+    line its first line is on."""
+    page = root / "docs/training/x.md"
+    before = page.read_text(encoding="utf-8")
+    page.write_text(before + "\n" + text, encoding="utf-8")
+    return before.count("\n") + 2
+
+
+def built_page(root: Path) -> str:
+    """Build the tiny project, which must pass without a warning; the
+    article's HTML."""
+    code, out = build(root)
+    assert code == 0 and "WARNING" not in out, out[-3000:]
+    return (root / "_build/html/training/x.html").read_text(encoding="utf-8")
+
+
 def write(root: Path, name: str, text: str | bytes) -> None:
     path = root / name
     path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))

@@ -23,7 +23,16 @@ from pathlib import Path
 import pytest
 from ext_helpers import myst_env
 from kb.core import data as kb_data
-from test_data_errors import GLOSSARY, ROOT, assert_fails_at, build, tiny_project, write
+from test_data_errors import (
+    GLOSSARY,
+    ROOT,
+    add_to_page,
+    assert_fails_at,
+    build,
+    built_page,
+    tiny_project,
+    write,
+)
 
 TIMEOUT = 120
 pytestmark = pytest.mark.timeout(TIMEOUT, method="thread")
@@ -1110,21 +1119,15 @@ def test_an_author_directive_shows_the_name_it_gives(tiny):
     """{sectionauthor}, {codeauthor} and {moduleauthor} show their name
     (conf.py: show_authors): Sphinx's default dropped it at rc 0. The text
     of an {index} role is shown as written while its entries are refused."""
-    page = tiny / "docs/training/x.md"
-    page.write_text(
-        page.read_text(encoding="utf-8")
-        + "\n```{sectionauthor} 张三\n```\n\n```{codeauthor} 李四 *编*\n```\n\n"
-        + "```{py:module} kb_demo\n```\n\n```{moduleauthor} 王五\n```\n",
-        encoding="utf-8",
+    add_to_page(
+        tiny,
+        "```{sectionauthor} 张三\n```\n\n```{codeauthor} 李四 *编*\n```\n\n"
+        "```{py:module} kb_demo\n```\n\n```{moduleauthor} 王五\n```\n",
     )
-    code, out = build(tiny)
-    assert code == 0 and "WARNING" not in out, out[-3000:]
-    html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
+    html = built_page(tiny)
     for shown in ("节作者： 张三", "代码作者： 李四 <em>编</em>", "模块作者： 王五"):
         assert shown in html, shown
-    text = page.read_text(encoding="utf-8")
-    line = text.count("\n") + 2
-    page.write_text(text + "\n见 {index}`显存的 <显存>`和{index}`!占用`。\n", encoding="utf-8")
+    line = add_to_page(tiny, "见 {index}`显存的 <显存>`和{index}`!占用`。\n")
     out = assert_fails_at(tiny)
     assert out.count(f"training/x.md:{line}: WARNING: KB017 the index role's entries") == 2, out[-3000:]
     html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
@@ -1138,18 +1141,10 @@ def test_an_rst_class_in_eval_rst_gives_its_class_as_docutils_does(tiny):
     left in the page, it ended the build in a NotImplementedError traceback.
     It is run as docutils would: the class lands on the next element, or
     docutils reports at its line that there is none."""
-    page = tiny / "docs/training/x.md"
-    page.write_text(
-        page.read_text(encoding="utf-8") + "\n```{eval-rst}\n.. rst-class:: editor-original\n\n甲乙\n```\n",
-        encoding="utf-8",
-    )
-    code, out = build(tiny)
-    assert code == 0 and "WARNING" not in out, out[-3000:]
-    html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
-    assert '<p class="editor-original">甲乙</p>' in html
-    text = page.read_text(encoding="utf-8")
-    line = text.count("\n") + 3  # the directive's line, after a blank line and the fence
-    page.write_text(text + "\n```{eval-rst}\n.. rst-class:: editor-original\n```\n", encoding="utf-8")
+    add_to_page(tiny, "```{eval-rst}\n.. rst-class:: editor-original\n\n甲乙\n```\n")
+    assert '<p class="editor-original">甲乙</p>' in built_page(tiny)
+    fence = add_to_page(tiny, "```{eval-rst}\n.. rst-class:: editor-original\n```\n")
+    line = fence + 1  # the directive's line
     assert_fails_at(tiny, f'training/x.md:{line}: ERROR: No suitable element following "rst-class" directive')
 
 
@@ -1198,15 +1193,11 @@ def test_every_code_block_in_an_original_is_labelled_and_keeps_its_name(tiny):
     """{original} labels each code block 原文·勿照抄, a doctest block (its
     copy button strips the >>> prompts) too; a block's :name: stays its own
     id, not also its label box's (that was KB085 on valid text)."""
-    page = tiny / "docs/training/x.md"
-    page.write_text(
-        page.read_text(encoding="utf-8")
-        + "\n````{original}\n```{eval-rst}\n>>> import os\n>>> os.getcwd()\n```\n\n"
-        + "```{code-block} bash\n:name: my-code\n\nls\n```\n````\n",
-        encoding="utf-8",
+    add_to_page(
+        tiny,
+        "````{original}\n```{eval-rst}\n>>> import os\n>>> os.getcwd()\n```\n\n"
+        "```{code-block} bash\n:name: my-code\n\nls\n```\n````\n",
     )
-    code, out = build(tiny)
-    assert code == 0 and "WARNING" not in out, out[-3000:]
-    html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
+    html = built_page(tiny)
     assert html.count('class="kb-code-original') == 2, html
     assert html.count('id="my-code"') == 1, html

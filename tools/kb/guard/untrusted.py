@@ -48,6 +48,7 @@ whose source file lies outside the repository, whatever made it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import os
 import re
@@ -1507,7 +1508,14 @@ def copy_excluded(config) -> frozenset[str]:
     """The classes sphinx-copybutton leaves out of what its button copies
     (its copybutton_exclude: ".linenos, .gp, .go"): on a page's own text
     they would make a block copy other than what it shows."""
-    return frozenset(re.findall(r"\.([A-Za-z_][\w-]*)", getattr(config, "copybutton_exclude", "") or ""))
+    return _selector_classes(getattr(config, "copybutton_exclude", "") or "")
+
+
+@functools.cache
+def _selector_classes(selectors: str) -> frozenset[str]:
+    """The class names a selector list names (read once: asked for every
+    class of every element of every page)."""
+    return frozenset(re.findall(r"\.([A-Za-z_][\w-]*)", selectors))
 
 
 def refused_class(name: str, config) -> bool:
