@@ -270,7 +270,7 @@ def test_linkcheck_fails_on_a_dead_link_and_passes_a_live_one(tmp_path, local_si
     )
     dead = _linkcheck(docs, tmp_path / "dead")
     assert dead.returncode != 0
-    assert f"index.md:5: WARNING: broken link: {local_site}/missing.html" in dead.stderr, dead.stderr
+    assert f"index.md:5: WARNING: KB102 broken link: {local_site}/missing.html" in dead.stderr, dead.stderr
 
 
 # -- the bad-input matrix ------------------------------------------------------------
@@ -304,7 +304,7 @@ def _replace(repo: Path, old: str, new: str, page: str = PAGE) -> int:
 def _broken_ref(repo, at):
     page = at.article()
     line = _append(repo, "见 {ref}`no-such-label`。\n", page)
-    return f"{page}:{line}: WARNING: undefined label: 'no-such-label'"
+    return f"{page}:{line}: WARNING: KB102 undefined label: 'no-such-label'"
 
 
 def _unknown_guide(repo, at):
@@ -365,7 +365,7 @@ def _calculator_value(repo, at):
 
 def _dead_link(repo, url, page=PAGE):
     line = _append(repo, f"[已失效的资料]({url}/gone.html)\n", page)
-    return "linkcheck", f"{page}:{line}: WARNING: broken link: {url}/gone.html"
+    return "linkcheck", f"{page}:{line}: WARNING: KB102 broken link: {url}/gone.html"
 
 
 # case: (group, make target it fails)

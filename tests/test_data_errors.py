@@ -309,13 +309,15 @@ def test_a_bad_glossary_fails_at_its_line(tiny, case):
 
 def test_an_unknown_see_label_is_reported_at_the_glossary_entry(tiny):
     write(tiny, "data/glossary.yaml", GLOSSARY + "  see: [no-such-label]\n")
-    out = assert_fails_at(tiny, f"{tiny}/data/glossary.yaml:7: WARNING: undefined label: 'no-such-label'")
+    out = assert_fails_at(
+        tiny, f"{tiny}/data/glossary.yaml:7: WARNING: KB102 undefined label: 'no-such-label'"
+    )
     assert "docs/glossary.md" not in out, out[-3000:]
 
 
 def test_a_definition_with_a_broken_reference_is_reported_at_its_entry(tiny):
     write(tiny, "data/glossary.yaml", GLOSSARY.replace("低精度训练。", "见 {ref}`nowhere`。"))
-    assert_fails_at(tiny, f"{tiny}/data/glossary.yaml:7: WARNING: undefined label: 'nowhere'")
+    assert_fails_at(tiny, f"{tiny}/data/glossary.yaml:7: WARNING: KB102 undefined label: 'nowhere'")
 
 
 # -- data/tags.yaml, data/guides.yaml ----------------------------------------------
@@ -638,7 +640,7 @@ def test_make_html_reports_a_bad_glossary_see_label_at_the_yaml(one_build):
     r = one_build("pages")["data-errors/see-label"]
     out = r.out
     assert r.run.proc.returncode != 0, out[-3000:]
-    assert f"data/glossary.yaml:{r.value}: WARNING: undefined label: 'tips10-zeroo'" in out, out[-3000:]
+    assert f"data/glossary.yaml:{r.value}: WARNING: KB102 undefined label: 'tips10-zeroo'" in out, out[-3000:]
     assert "Traceback" not in out, out[-3000:]
 
 

@@ -1037,7 +1037,7 @@ def test_what_a_glossary_definition_gets_wrong_is_reported_at_its_entry(tiny):
     out = assert_fails_at(
         tiny,
         f"data/glossary.yaml:{line}: WARNING: KB079 the hlist's :columns: is 0",
-        f"data/glossary.yaml:{line + 3}: WARNING: 'list-table': Invalid option value for 'widths'",
+        f"data/glossary.yaml:{line + 3}: WARNING: KB107 'list-table': Invalid option value for 'widths'",
     )
     assert "glossary.md:" not in out, out[-3000:]
 

@@ -285,7 +285,7 @@ def test_a_new_article_with_valid_front_matter_is_listed(one_build):
     """Adding a page is enough: no listing is edited by hand."""
     # an article outside every toctree is a warning: the contributor must place it
     r = one_build("pages")["site/unplaced-article"]
-    assert f"{r.value}: WARNING: document isn't included in any toctree" in r.out, r.out[-3000:]
+    assert f"{r.value}: WARNING: KB105 document isn't included in any toctree" in r.out, r.out[-3000:]
     r = one_build("valid")["site/new-article"]
     assert r.run.proc.returncode == 0, r.out[-3000:]
     assert r.value in (r.repo / "_build/html/articles.html").read_text(encoding="utf-8")

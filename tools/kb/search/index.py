@@ -287,7 +287,7 @@ def _term_id(anchors: dict[str, str], entry: dict) -> str:
             return anchors[name.lower()]
     if anchors:  # a site without a glossary page (a test's) links no term at all
         logger.warning(
-            "glossary entry %r is not a term on the glossary page: its search result would link nowhere",
+            "KB109 glossary entry %r is not a term on the glossary page: its search result would link nowhere",
             entry["names"][0],
             type="kb",
             subtype="search",
@@ -324,7 +324,7 @@ def on_build_finished(app, exception) -> None:
     confdir = Path(app.confdir)
     if not kb_pagefind.binary(confdir).exists():
         logger.warning(
-            "Pagefind is not installed (%s): run `npm ci` (make html does) to build the search index",
+            "KB109 Pagefind is not installed (%s): run `npm ci` (make html does) to build the search index",
             kb_pagefind.binary(confdir),
             type="kb",
             subtype="search",
@@ -335,7 +335,7 @@ def on_build_finished(app, exception) -> None:
     failed = kb_pagefind.failure_file(outdir)
     if failed.exists():
         logger.warning(
-            "the search index update after the previous build failed:\n%s\nIt is rebuilt now.",
+            "KB109 the search index update after the previous build failed:\n%s\nIt is rebuilt now.",
             failed.read_text(encoding="utf-8"),
             type="kb",
             subtype="search",
@@ -359,7 +359,7 @@ def on_build_finished(app, exception) -> None:
         output = kb_pagefind.index(outdir, confdir)
     except kb_pagefind.LockFolderError as exc:
         logger.warning(
-            "the search index was not built: %s (runs on one site take turns through a lock "
+            "KB109 the search index was not built: %s (runs on one site take turns through a lock "
             "file there); remove that folder, or set TMPDIR to a folder of your own",
             exc,
             type="kb",
@@ -367,7 +367,7 @@ def on_build_finished(app, exception) -> None:
         )
         return
     if output:
-        logger.warning("Pagefind failed to index %s:\n%s", outdir, output, type="kb", subtype="search")
+        logger.warning("KB109 Pagefind failed to index %s:\n%s", outdir, output, type="kb", subtype="search")
 
 
 def on_doctree_resolved(app, doctree, docname: str) -> None:

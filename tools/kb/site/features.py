@@ -254,7 +254,9 @@ def on_build_finished(app, exception) -> None:
     base = app.config.html_baseurl
     if not base:
         logger.warning(
-            "html_baseurl is not set: no sitemap.xml, robots.txt or feed.xml", type="kb", subtype="site"
+            "KB109 html_baseurl is not set in conf.py: no sitemap.xml, robots.txt or feed.xml; set it to the site's address",
+            type="kb",
+            subtype="site",
         )
         return
     outdir = Path(app.outdir)

@@ -309,7 +309,12 @@ def write_llms_full_txt(app, path: Path) -> None:
         for doc in [d for d in reading_order(env) if d in pages]:
             cached = _cache(app) / f"{doc}.md"
             if not cached.exists():
-                logger.warning("no Markdown of %s for llms-full.txt", doc, type="kb", subtype="llms")
+                logger.warning(
+                    "KB109 no Markdown of %s for llms-full.txt: build again from an empty folder (make clean html)",
+                    doc,
+                    type="kb",
+                    subtype="llms",
+                )
                 continue
             out.write(f"\n---\n\n{_('原文地址')}：{_page_url(app, doc)}\n\n".encode())
             out.write(cached.read_bytes().replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
