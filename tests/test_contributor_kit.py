@@ -330,7 +330,7 @@ def _duplicate_label(repo, at):
     line = (
         _append(repo, f"({label})=\n\n## 小节\n\n正文。\n\n({label})=\n\n## 重复的小节\n\n正文。\n", page) + 6
     )
-    return f'{page}:{line}: WARNING: Duplicate explicit target name: "{label}"'
+    return f'{page}:{line}: WARNING: KB104 Duplicate explicit target name: "{label}"'
 
 
 def _raw_script(repo, at):

@@ -1145,7 +1145,9 @@ def test_an_rst_class_in_eval_rst_gives_its_class_as_docutils_does(tiny):
     assert '<p class="editor-original">甲乙</p>' in built_page(tiny)
     fence = add_to_page(tiny, "```{eval-rst}\n.. rst-class:: editor-original\n```\n")
     line = fence + 1  # the directive's line
-    assert_fails_at(tiny, f'training/x.md:{line}: ERROR: No suitable element following "rst-class" directive')
+    assert_fails_at(
+        tiny, f'training/x.md:{line}: ERROR: KB107 No suitable element following "rst-class" directive'
+    )
 
 
 def test_the_classes_a_page_may_not_give_are_all_those_the_outputs_leave_out():

@@ -101,7 +101,7 @@ DIRECTIVE_USE = Kind(
     re.compile(
         r"^(Error in \".*\" directive|Invalid .* directive|invalid line number spec|"
         r"line number spec is out of range|\".*\" directive:|.* content is not a list|"
-        r"Content block expected|The \".*\" directive)",
+        r"Content block expected|The \".*\" directive|No suitable element following)",
         re.I,
     ),
 )
