@@ -1203,3 +1203,89 @@ def test_every_code_block_in_an_original_is_labelled_and_keeps_its_name(tiny):
     html = built_page(tiny)
     assert html.count('class="kb-code-original') == 2, html
     assert html.count('id="my-code"') == 1, html
+
+
+# -- the fourth review: what a page's directives and tables could still do ----------
+
+BIG_NUMBER = "1" + "0" * 400
+# (text appended to the page, line of the page's text it is reported at
+# (0: its first), the message), each on lines of its own in one build
+FOURTH_REVIEW = [
+    # docutils opens the file with any codec Python has: a LookupError traceback
+    ("```{eval-rst}\n.. include:: part.inc\n   :encoding: rot13\n```\n", 1, "KB107 :encoding: 'rot13'"),
+    ("```{csv-table} 表\n:file: t.csv\n:encoding: base64\n```\n", 0, "KB107 :encoding: 'base64'"),
+    # docutils' HTML writer makes floats of them: an OverflowError traceback
+    (f"```{{image}} i.png\n:scale: {BIG_NUMBER}\n```\n", 0, "KB094 :scale: 1000000"),
+    (f"```{{image}} i.png\n:width: {BIG_NUMBER}px\n:scale: 50\n```\n", 0, "KB094 :width: 1000000"),
+    # docutils opens the picture from the build's folder: a file outside the
+    # repository, whose width the page would show
+    (
+        "```{figure} /tmp/kb-outside.png\n:figwidth: image\n\n图注。\n```\n",
+        0,
+        "KB017 figure's :figwidth: image",
+    ),
+    # dropped without a word
+    ("| 甲 | 乙 |\n|---|---|\n| 1 | 2 | 多出的一格 |\n", 2, "KB087 this table row has 3 cells"),
+    ("+++ 分隔线后的文字\n", 0, "KB088 the text after +++"),
+    ("```{py:module} torch.cuda\n:synopsis: 只在模块索引里\n```\n", 0, "KB017 py:module's :synopsis:"),
+    # a toctree's web addresses are links too (and go into every page's sidebar)
+    (
+        "```{toctree}\n内网 <http://169.254.169.254/latest>\n```\n",
+        1,
+        "KB012 link to 'http://169.254.169.254/latest' in a toctree",
+    ),
+    (
+        "```{toctree}\n点我 <javascript://%0aalert(1)>\n```\n",
+        1,
+        "KB012 link to 'javascript://%0aalert(1)' in a toctree",
+    ),
+    # what pages may write beside them
+    (
+        "| 甲 | 乙 |\n|---|---|\n| `a\\|b` | 2 |\n| 3 |\n\n+++\n\n```{image} i.png\n:scale: 50\n:width: 400px\n:alt: 图\n```\n",
+        None,
+        None,
+    ),
+]
+
+
+def test_the_fourth_reviews_directives_and_tables_fail_at_their_lines(tiny, tmp_path):
+    """Each case of FOURTH_REVIEW at its line with its code, and no
+    traceback; the picture outside the repository (777 px wide, a file of the
+    same name in docs/ 10 px) gives the page no width; the valid case nothing."""
+    from PIL import Image
+
+    outside = Path("/tmp/kb-outside.png")
+    Image.new("RGB", (777, 3)).save(outside)
+    (tiny / "docs/tmp").mkdir()
+    Image.new("RGB", (10, 3)).save(tiny / "docs/tmp/kb-outside.png")
+    Image.new("RGB", (10, 3)).save(tiny / "docs/training/i.png")
+    (tiny / "docs/training/part.inc").write_text("包含的文字\n", encoding="utf-8")
+    (tiny / "docs/training/t.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    page = tiny / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8") + "\n"
+    expected = []
+    for case, line, message in FOURTH_REVIEW:
+        if message:
+            expected.append(f"training/x.md:{text.count(chr(10)) + 1 + line}: WARNING: {message}")
+        text += case + "\n"
+    page.write_text(text, encoding="utf-8")
+    try:
+        out = assert_fails_at(tiny, *expected)
+    finally:
+        outside.unlink()
+    html = (tiny / "_build/html/training/x.html").read_text(encoding="utf-8")
+    assert "777px" not in html
+    assert "169.254.169.254" not in html and "javascript:" not in html
+    found = re.findall(r"WARNING: (KB\d{3})", out)
+    assert len(found) == len(expected), out[-3000:]
+
+
+def test_a_run_of_footnote_starts_fails_fast_not_after_minutes(tiny):
+    """ "[^" after "[^" with no "]": MyST's footnote rule reads each to the run's
+    end (time with the square of the run; 20 KB took a minute and a half,
+    three parses over). KB094 at the line, and the build ends in seconds (the
+    timeout fails the test without the check)."""
+    line = add_to_page(tiny, "正文" + "[^" * 10000 + "\n\n正文[^a]。\n\n[^a]: 脚注。\n")
+    code, out = build(tiny, timeout=60)
+    assert code != 0 and "Traceback" not in out, out[-3000:]
+    assert f'training/x.md:{line}: WARNING: KB094 too many "[^"' in out, out[-3000:]

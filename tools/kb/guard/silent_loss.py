@@ -400,14 +400,96 @@ def dropped_front_matter(env, text: str, whole: bool = False) -> list[int]:
     ]
 
 
+# -- KB087 table cells past the header's ------------------------------------------
+# A pipe table has as many columns as its header: markdown-it (GFM's rule)
+# drops the cells a row has beyond them, without a word. A row's cells are
+# counted as markdown-it's table rule cuts them: at each "|" not after a
+# backslash, the empty text before a leading and after a trailing "|" left
+# out; the line is read after its blockquote markers and indentation.
+_ROW_PREFIX = re.compile(r"^[ \t]*(?:>[ \t]?)*")
+
+
+def row_cells(line: str) -> int:
+    """How many cells markdown-it's table rule reads in a row ``line``."""
+    cells, current, escaped = [], [], False
+    for ch in _ROW_PREFIX.sub("", line).strip():
+        if ch == "|" and not escaped:
+            cells.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        escaped = ch == "\\"
+    cells.append("".join(current))
+    if cells and cells[0] == "":
+        cells.pop(0)
+    if cells and cells[-1] == "":
+        cells.pop()
+    return len(cells)
+
+
+def dropped_cells(env, text: str) -> list[tuple[int, int, int]]:
+    """(1-based line, cells, columns) of each table row with more cells than
+    its table's header has columns."""
+    md = kb_markdown.parser(env.config.myst_enable_extensions)
+    found = []
+    for inner in kb_markdown.walk(md, env, text):
+        lines = inner.text.split("\n")
+        columns, in_head = 0, False
+        for token in inner.tokens:
+            if token.type == "thead_open":
+                columns, in_head = 0, True
+            elif token.type == "thead_close":
+                in_head = False
+            elif token.type == "th_open" and in_head:
+                columns += 1
+            elif token.type == "tr_open" and not in_head and token.map and token.map[0] < len(lines):
+                cells = row_cells(lines[token.map[0]])
+                if cells > columns:
+                    found.append((inner.line(token.map[0]) + 1, cells, columns))
+    return found
+
+
+def dropped_block_breaks(env, text: str) -> list[int]:
+    """1-based lines of each MyST block break with text after it (``+++
+    text``): MyST keeps the text as a notebook cell's metadata, which no page
+    shows."""
+    md = kb_markdown.parser(env.config.myst_enable_extensions)
+    return [
+        inner.line(token.map[0]) + 1
+        for inner in kb_markdown.walk(md, env, text)
+        for token in inner.tokens
+        if token.type == "myst_block_break" and token.content.strip() and token.map
+    ]
+
+
 def report_dropped_text(env, text: str, location, whole: bool = False) -> None:
     """Report what MyST would drop without a word: a front matter inside
-    (KB066), the text after an attribution (KB069)."""
+    (KB066), the text after an attribution (KB069), table cells past the
+    header's columns (KB087), the text after a block break's +++ (KB088)."""
     for line in dropped_front_matter(env, text, whole):
         logger.warning(
             "KB066 this text starts with a block between --- lines: MyST reads it as front "
             "matter and drops it without a word; start the text with a line of its own, or "
             "use a thematic break (***) instead of ---",
+            location=location(line),
+            type="kb",
+            subtype="dropped",
+        )
+    for line in dropped_block_breaks(env, text):
+        logger.warning(
+            "KB088 the text after +++ is kept as a notebook cell's metadata, which no page "
+            "shows; write it on a line of its own (a +++ line alone is a break between blocks)",
+            location=location(line),
+            type="kb",
+            subtype="dropped",
+        )
+    for line, cells, columns in dropped_cells(env, text):
+        logger.warning(
+            "KB087 this table row has %d cells, but the table's header has %d columns: "
+            "Markdown drops the cells past them without a word; add the columns to the header "
+            "(and the --- line under it), or write a | inside a cell as \\|",
+            cells,
+            columns,
             location=location(line),
             type="kb",
             subtype="dropped",
@@ -545,9 +627,54 @@ def cut_blank_runs(text: str, location) -> str:
     return "\n".join(piece for piece, run in zip(lines, _runs(lines), strict=True) if run <= MAX_BLANK_RUN)
 
 
+# -- KB094 footnote references: for each "[^", markdown-it's footnote rule
+# reads on to the next "]" or whitespace for the label; a run of "[^" with
+# neither ("[^[^[^…") costs time with the square of its length (20 KB: a
+# minute and a half, three times over: MyST and two checks parse a page).
+# Characters the rule reads, over the whole text; a page of footnotes reads a
+# few thousand.
+MAX_FOOTNOTE_SCAN = 200_000
+_FOOTNOTE_START = re.compile(r"\[\^")
+_LABEL_END = re.compile(r"[\]\s]")
+
+
+def footnote_scan(text: str) -> tuple[int, int] | None:
+    """(offset, characters read) of the first "[^" at which the footnote rule
+    has read more than MAX_FOOTNOTE_SCAN characters in all, or None. Linear:
+    each "[^" finds the next "]" or whitespace from where the last one did."""
+    total, end = 0, -1
+    for m in _FOOTNOTE_START.finditer(text):
+        if end < m.end():
+            stop = _LABEL_END.search(text, m.end())
+            end = stop.start() if stop else len(text)
+        total += end - m.end()
+        if total > MAX_FOOTNOTE_SCAN:
+            return m.start(), total
+    return None
+
+
+def cut_footnote_scans(text: str, location) -> str:
+    """``text`` with every "[^" written "[\\^" (shown as the characters they
+    are) when the footnote rule would read too much of it (footnote_scan),
+    reported (KB094) at the line where it does."""
+    found = footnote_scan(text)
+    if found is None:
+        return text
+    logger.warning(
+        'KB094 too many "[^" without a "]" after them: Markdown reads each as the start of '
+        "a footnote reference, in time that grows with the square of their number; write a "
+        'footnote reference as [^name] with no space in it, and "[\\^" for the characters',
+        location=location(text.count("\n", 0, found[0]) + 1),
+        type="kb",
+        subtype="untrusted",
+    )
+    return _FOOTNOTE_START.sub(r"[\\^", text)
+
+
 def on_source_read(app, docname: str, source: list[str]) -> None:
     if str(app.env.doc2path(docname)).endswith(".md"):
         source[0] = cut_blank_runs(source[0], lambda line: (docname, line))
+        source[0] = cut_footnote_scans(source[0], lambda line: (docname, line))
         _report_depth(app, source[0], lambda line: (docname, line))
         report_repeated_options(app.env, source[0], lambda line: (docname, line))
         report_dropped_text(app.env, source[0], lambda line: (docname, line))
@@ -655,6 +782,7 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     # kb.guard.untrusted.on_include_read does too)
     content[0] = "\n".join(content[0].splitlines())
     content[0] = cut_blank_runs(content[0], lambda line: f"{path}:{line}")
+    content[0] = cut_footnote_scans(content[0], lambda line: f"{path}:{line}")
     _report_depth(app, content[0], lambda line: f"{path}:{line}")
     # MyST's {include} parses any file as Markdown (part.txt too); an rST
     # include of the same file reads it as rST: both are checked

@@ -64,12 +64,14 @@ import idna
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.parsers.rst import languages as rst_languages
+from docutils.parsers.rst.directives.images import Image
 from docutils.transforms import misc as misc_transforms
 from pygments.token import STANDARD_TYPES
 from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import HList, Include
 from sphinx.directives.patches import CSVTable, Figure
+from sphinx.domains.python import PyModule
 from sphinx.domains.std import Cmdoption, ProductionList, TokenXRefRole
 from sphinx.roles import XRefRole
 from sphinx.transforms import SphinxTransform
@@ -339,6 +341,33 @@ def tab_width_too_large(directive: SphinxDirective) -> bool:
     return False
 
 
+def encoding_refused(directive: SphinxDirective) -> bool:
+    """Report (KB107) and say so if the directive's ``:encoding:`` is no text
+    encoding: docutils opens the file with it, and a codec Python has for
+    other things (rot13, base64, zlib) or none ends in a LookupError
+    traceback."""
+    name = directive.options.get("encoding")
+    if not name:
+        return False
+    try:
+        "x".encode(name)
+    except LookupError:
+        pass
+    except ValueError:  # a text encoding that cannot write "x" (punycode: UnicodeError)
+        return False
+    else:
+        return False
+    logger.warning(
+        "KB107 :encoding: %r is not a text encoding Python knows; the files of this site are "
+        "UTF-8: remove the option, or name the file's text encoding (such as gbk)",
+        clipped(str(name), 60),
+        location=directive_location(directive),
+        type="kb",
+        subtype="untrusted",
+    )
+    return True
+
+
 def caption_renders_nothing(directive, run, error: type[Exception] = IndexError) -> list[nodes.Node]:
     """``run()``, or KB068 (no traceback) when the caption it parses renders
     no node: sphinxcontrib-mermaid's figure_wrapper takes the first node of a
@@ -395,8 +424,74 @@ class CheckedCodeBlock(_OneParagraphCaption, CodeBlock):
         return super().run()
 
 
-class CheckedFigure(Figure):
+# An image's :scale: (percent) and lengths (:width:, :height:, a figure's
+# :figwidth:) at most: docutils' HTML writer turns them into floats (a number
+# of 400 digits: an OverflowError traceback)
+MAX_SCALE = 1000
+MAX_LENGTH = 10_000
+_LENGTH_NUMBER = re.compile(r"\s*([0-9]*\.?[0-9]*)")
+
+
+def size_refused(directive: SphinxDirective) -> bool:
+    """Report (KB094) and say so if an image's scale or a length is beyond
+    what a page shows."""
+    for option, most in (
+        ("scale", MAX_SCALE),
+        ("width", MAX_LENGTH),
+        ("height", MAX_LENGTH),
+        ("figwidth", MAX_LENGTH),
+    ):
+        value = directive.options.get(option)
+        if value is None or value == "image":
+            continue
+        number = _LENGTH_NUMBER.match(str(value))[1]
+        try:
+            big = float(number) > most
+        except (ValueError, OverflowError):
+            continue  # no number: docutils' own option check said so
+        if big:
+            logger.warning(
+                "KB094 :%s: %s is more than %d; give a size a page can show (a scale up to "
+                "%d%%, a width or height up to %d px)",
+                option,
+                clipped(str(value), 40),
+                most,
+                MAX_SCALE,
+                MAX_LENGTH,
+                location=directive_location(directive),
+                type="kb",
+                subtype="untrusted",
+            )
+            return True
+    return False
+
+
+class CheckedImage(Image):
     def run(self) -> list[nodes.Node]:
+        if size_refused(self):
+            return []
+        return super().run()
+
+
+class CheckedFigure(Figure):
+    """A figure as docutils makes it, but for ``:figwidth: image``: docutils
+    then opens the picture with PIL at its path as written, from the folder
+    the build runs in, not the page's (a file outside the repository, whose
+    width the page then shows; or a decompression-bomb traceback). KB017."""
+
+    def run(self) -> list[nodes.Node]:
+        if size_refused(self):
+            return []
+        if self.options.get("figwidth") == "image":
+            logger.warning(
+                "KB017 figure's :figwidth: image makes docutils open the picture at its path "
+                "as written, from the folder the build runs in, not the page's (a file outside "
+                "the repository, or none); give the width, such as 80% or 400px",
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
+            del self.options["figwidth"]
         return caption_renders_nothing(self, super().run, UnboundLocalError)
 
 
@@ -423,6 +518,30 @@ class CheckedCmdoption(Cmdoption):
         except IndexError as exc:
             _unreadable(self, f"signature {sig!r}", "close the brackets of the option's value (-x[=VALUE])")
             raise ValueError(sig) from exc
+
+
+class CheckedPyModule(PyModule):
+    """``{py:module}``: Sphinx shows its :synopsis:, :platform: and
+    :deprecated: only in the Python module index, which this site does not
+    make (html_domain_indices = False): the text reached no page. KB017, and
+    the module is described without them."""
+
+    DROPPED = ("synopsis", "platform", "deprecated")
+
+    def run(self) -> list[nodes.Node]:
+        for option in self.DROPPED:
+            if option in self.options:
+                logger.warning(
+                    "KB017 py:module's :%s: shows only in the Python module index, which this "
+                    "site does not have: no reader would see it; write it in the text after "
+                    "the directive",
+                    option,
+                    location=directive_location(self),
+                    type="kb",
+                    subtype="untrusted",
+                )
+                del self.options[option]
+        return super().run()
 
 
 class CheckedTokenRole(TokenXRefRole):
@@ -604,7 +723,7 @@ class ConfinedInclude(_Confined, Include):
                 subtype="untrusted",
             )
             return []
-        if tab_width_too_large(self):
+        if tab_width_too_large(self) or encoding_refused(self):
             return []
         if self.refused(self.arguments[0]):
             return []
@@ -770,6 +889,8 @@ class ConfinedCSVTable(_Confined, CSVTable):
                 type="kb",
                 subtype="untrusted",
             )
+            return []
+        if encoding_refused(self):
             return []
         if "file" in self.options:
             # Sphinx maps /x to docs/x; docutils reads any other path relative to
@@ -1111,6 +1232,9 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
         source[0] = strip_bidi(source[0], lambda line: (docname, line))
         source[0] = strip_nul(docname, source[0])
         source[0] = strip_page_settings(docname, source[0])
+        # before the first parse (scan_includes); silent_loss does it again,
+        # whichever handler runs first (it finds nothing the second time)
+        source[0] = silent_loss.cut_footnote_scans(source[0], lambda line: (docname, line))
         source[0] = scan_includes(app, docname, source[0])
 
 
@@ -1133,6 +1257,7 @@ def on_include_read(app, relative_path: Path, parent_docname: str, content: list
     if path.suffix == ".md":
         content[0] = strip_page_settings(docname, content[0], where=str(path))
     # MyST parses an included file as Markdown whatever its name (part.txt)
+    content[0] = silent_loss.cut_footnote_scans(content[0], lambda line: f"{shown(path)}:{line}")
     this = (1, len(content[0].encode("utf-8")))  # counted by silent_loss after this handler
     content[0] = scan_includes(app, docname, content[0], where=shown(path), spent=this)
 
@@ -1567,6 +1692,8 @@ class RefuseUnsafeNodes(SphinxTransform):
                 self.download(node, docname, roots)
             elif node.get("refuri"):
                 self.link(node, docname)
+            elif isinstance(node, addnodes.toctree):
+                self.toctree_links(node, docname)
             elif isinstance(node, (nodes.footnote_reference, nodes.footnote)) and node.get("auto"):
                 self.unnumbered_footnote(node, docname)
             elif isinstance(node, nodes.pending) and node.transform is misc_transforms.ClassAttribute:
@@ -1737,6 +1864,27 @@ class RefuseUnsafeNodes(SphinxTransform):
         del node["refuri"]
         if isinstance(node, nodes.reference):
             node.replace_self(nodes.inline("", "", *node.children))
+
+    def toctree_links(self, node: addnodes.toctree, docname: str) -> None:
+        """A toctree's entries that are web addresses (``名字 <https://…>``):
+        Sphinx keeps them as (title, address) pairs, not as references, and
+        puts them in the sidebar of every page. Each is judged as a link is
+        (KB012), reported at its line and dropped from the toctree."""
+        kept = []
+        for title, ref in node["entries"]:
+            problem = self.web_address_problem(ref) if isinstance(ref, str) and "://" in ref else None
+            if problem is None:
+                kept.append((title, ref))
+                continue
+            logger.warning(
+                "KB012 link to %r in a toctree: %s",
+                ref[:200],
+                problem,
+                location=_location(self.env, node, docname, ref),
+                type="kb",
+                subtype="untrusted",
+            )
+        node["entries"] = kept
 
     def web_address_problem(self, url: str) -> str | None:
         """Why a page may not link ``url`` (a link, or a download Sphinx links
@@ -2193,6 +2341,7 @@ CONFINED = {
     "include": ConfinedInclude,
     "csv-table": ConfinedCSVTable,
     "figure": CheckedFigure,
+    "image": CheckedImage,
     "hlist": CheckedHList,
     "raw": RefusedRaw,
     **dict.fromkeys(REFUSED_DIRECTIVES, RefusedDirective),
@@ -2216,6 +2365,7 @@ def register_confined(app, config) -> None:
     app.add_directive_to_domain("std", "option", CheckedCmdoption, override=True)
     app.add_directive_to_domain("std", "cmdoption", CheckedCmdoption, override=True)
     app.add_directive_to_domain("std", "productionlist", CheckedProductionList, override=True)
+    app.add_directive_to_domain("py", "module", CheckedPyModule, override=True)
     app.add_role("index", RefusedIndexRole(), override=True)
     app.add_role_to_domain("std", "token", CheckedTokenRole(), override=True)
     app.add_role_to_domain(

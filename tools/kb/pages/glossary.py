@@ -46,6 +46,7 @@ from kb.core.log import getLogger, reported_at
 from kb.core.store import documents
 from kb.guard.silent_loss import (
     cut_blank_runs,
+    cut_footnote_scans,
     cut_too_deep,
     report_dropped_text,
     report_repeated_options,
@@ -179,6 +180,8 @@ class GlossaryDirective(SphinxDirective):
         """
         where = self.yaml_location(source, line)
         text = "\n".join(string2lines(text, self.state.document.settings.tab_width, convert_whitespace=True))
+        # "[^" after "[^" with no "]": each parse below would take minutes (KB094)
+        text = cut_footnote_scans(text, lambda _line: where)
         for _line, limit in too_deep(self.env, text):
             logger.warning(
                 "KB053 lists or quotes nested too deep in this definition: the Markdown parser "
