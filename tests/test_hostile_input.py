@@ -710,7 +710,8 @@ FAILED_BUILDS = {
             repo, "```{toctree}\n点我 <javascript://%0aalert(document.domain)>\n```\n", page="docs/errata.md"
         ),
         "docs/errata.md",
-        r"_build/html/errata\.html:\d+: WARNING: KB015 javascript:",
+        # at the entry's line (it once reached the written pages' check, KB015)
+        r"docs/errata\.md:\d+: WARNING: KB012 link to 'javascript://%0aalert\(document\.domain\)' in a toctree",
     ),
     "include-from-outside": (
         lambda repo, secret: _rst(
