@@ -117,6 +117,25 @@ def test_originals_are_collapsed_and_show_their_status(site):
     assert found >= 10  # the originals quoted in notes across the site
 
 
+def test_a_notes_sources_are_left_out_of_the_search_and_nothing_else_is(site):
+    """A note's 来源： paragraph (and a collapsed 展开说明：来源) names other
+    sites' pages, which the 参考来源 list repeats: the search leaves it out
+    (pagefind.yml's .kb-note-sources), so that a source's title does not
+    answer a query. Every paragraph that starts with 来源： has the class, and
+    nothing else has it."""
+    pagefind = (ROOT / "pagefind.yml").read_text(encoding="utf-8")
+    assert '- ".kb-note-sources"' in pagefind
+    marked = 0
+    for doc in articles():
+        html = (site / f"{doc}.html").read_text(encoding="utf-8")
+        for tag, attributes, text in re.findall(r"<(p|details)\b([^>]*)>(.*?)</\1>", html, re.S):
+            plain = re.sub(r"<[^>]+>", "", text).strip()
+            sources = plain.startswith("来源：") or (tag == "details" and plain.startswith("展开说明：来源"))
+            assert sources == ("kb-note-sources" in attributes), (doc, attributes, plain[:80])
+            marked += sources
+    assert marked > 50
+
+
 @pytest.mark.browser
 def test_notes_read_at_the_size_of_the_article(page, server):
     page.goto(f"{server}/training/llm-training-troubleshooting.html")

@@ -13,8 +13,11 @@ const ZWS = "\u200B";
 // cell, a list item): "要点. 依据. 显存不够时". Between blocks the results
 // show a space instead, as the page's layout separates them. A ". " is the
 // page's own after a heading's number (6. 检查点策略): a word of digits
-// where a heading starts.
+// where a heading starts; and after an initial or an abbreviation (Glenn K.
+// Lockwood, Rajbhandari et al., e.g.), which no block ends with.
 // Returns the words as shown, where each starts in `text`, and `text`.
+const INITIAL = /^[A-Z]$/;
+const ABBREVIATION = /^(?:e\.g|i\.e|al|vs|etc|cf|fig|vol|pp|eds|dr|mr|mrs|prof|inc|ltd|corp|jr)$/i;
 export function pageText(fragment) {
   const content = fragment.content || "";
   const zws = content.includes(ZWS);
@@ -27,7 +30,8 @@ export function pageText(fragment) {
     let shown = word;
     // (the last block's is "." with nothing after it)
     const blockEnd = word === ". " || (word === "." && i === raw.length - 1);
-    if (blockEnd && !(headings.has(i - 1) && /^\d+$/.test(raw[i - 1] ?? ""))) {
+    const kept = (headings.has(i - 1) && /^\d+$/.test(raw[i - 1] ?? "")) || INITIAL.test(raw[i - 1] ?? "") || ABBREVIATION.test(raw[i - 1] ?? "");
+    if (blockEnd && !kept) {
       shown = /\s$/.test(text) || !text ? "" : " ";
     }
     starts.push(text.length);

@@ -4,10 +4,11 @@
 // groups). Pure functions: no DOM, no Pagefind.
 
 // Question words and particles that carry no topic (显存不够怎么办 → 显存不够,
-// 利用率这么低 → 利用率 低, 算力多少 → 算力, 哪家好 → nothing, 能不能 → nothing):
+// 利用率这么低 → 利用率 低, 算力多少 → 算力, 要花多少钱 → nothing, 哪家好 → nothing,
+// 能不能 → nothing):
 // Pagefind keeps only pages with every word, and a page that answers "how
 // much" gives the figure without the words 多少 or 多少钱.
-const QUESTION_WORDS = /到底|究竟|老是|总是|一直|是不是|会不会|怎么办|怎么样|怎么做|怎么|怎样|如何|为什么|为何|为啥|是什么|什么是|什么|有哪些|哪些|(?:哪个|哪种|哪家|哪款)好|哪个|哪种|哪家|哪款|请问|是否|能否|能不能|可不可以|有没有|好不好|行不行|要不要|值不值得?|多少钱|多少|多大|多久|多长时间|可以吗|这么|那么|吗|呢|吧|啊|呀/g;
+const QUESTION_WORDS = /(?:要|得|需要)?花(?:多少钱|多少)|到底|究竟|老是|总是|一直|是不是|会不会|怎么办|怎么样|怎么做|怎么|怎样|如何|为什么|为何|为啥|是什么|什么是|什么|有哪些|哪些|(?:哪个|哪种|哪家|哪款)好|哪个|哪种|哪家|哪款|请问|是否|能否|能不能|可不可以|有没有|好不好|行不行|要不要|值不值得?|多少钱|多少|多大|多久|多长时间|可以吗|这么|那么|吗|呢|吧|啊|呀/g;
 // "How do I <verb>" with a verb that says how the question is asked, not
 // what it is about: 学习率怎么设置 is about 学习率, and the pages on it need
 // not say 设置 (Pagefind keeps only pages with every word).
@@ -81,10 +82,15 @@ export function isCompound(word) {
   return /^[a-z0-9]+(?:[-_.+][a-z0-9]+)+$/.test(word) || /[a-z]\d|\d[a-z]/.test(word);
 }
 
-// Where `alias` occurs in `query`: Latin aliases only as whole words.
+// Where `alias` occurs in `query`: Latin aliases only as whole words, an
+// English noun at their end in the singular or the plural ("vanishing
+// gradient" names the entry "vanishing gradients"; "loss" also "losses").
 function aliasPattern(alias) {
-  const body = escapeRegExp(alias);
-  return HAS_CJK.test(alias) ? new RegExp(body) : new RegExp(`(^|[^a-z0-9])${body}(?=$|[^a-z0-9])`);
+  if (HAS_CJK.test(alias)) return new RegExp(escapeRegExp(alias));
+  const noun = /(?:^|\s)[a-z]{4,}$/.test(alias);
+  const stem = noun && /[^s]s$/.test(alias) ? alias.slice(0, -1) : alias;
+  const body = escapeRegExp(stem) + (noun ? "(?:e?s)?" : "");
+  return new RegExp(`(^|[^a-z0-9])${body}(?=$|[^a-z0-9])`);
 }
 
 export function replaceAlias(text, alias, other) {

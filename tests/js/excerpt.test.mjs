@@ -147,6 +147,14 @@ test("English function words are not marked", () => {
   assert.deepEqual(shown, ["CUDA", "out", "memory"]);
 });
 
+test("an initial's or an abbreviation's dot stays, a block's is a space", () => {
+  // as Pagefind 1.6.0 stores them (its Chinese word cutting splits "K." and "al.")
+  const page = { url: "/a.html", meta: { title: "页" },
+    content: ["见 ", "Glenn ", "K", ". ", "Lockwood ", "与 ", "Rajbhandari ", "et ", "al", ". ", "的", "论文", "。 ",
+      "要点", ". ", "依据", ". ", "例如 ", "e.g", ". ", "x"].join(ZWS) };
+  assert.equal(pageText(page).text, "见 Glenn K. Lockwood 与 Rajbhandari et al. 的论文。 要点 依据 例如 e.g. x");
+});
+
 test("the page's last block ends without a dot shown", () => {
   const page = { url: "/e.html", meta: { title: "页" }, content: ["投资", "建议 ", "· ", "七", "、", "总结", "."].join(ZWS) };
   assert.equal(pageText(page).text.trimEnd(), "投资建议 · 七、总结");

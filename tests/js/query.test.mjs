@@ -87,6 +87,17 @@ test("a query that names a glossary term is also searched by its other names", (
   assert.deepEqual(aliasHits("example", GROUPS), []);
 });
 
+test("an English noun ending a name is found in the singular and the plural", () => {
+  const groups = [{ names: ["梯度消失", "vanishing gradients"] }, { names: ["损失", "loss"] }, { names: ["张量并行", "tp"] }];
+  assert.deepEqual(aliasHits("vanishing gradient", groups).map((h) => h.hit), ["vanishing gradients"]);
+  assert.deepEqual(aliasHits("vanishing gradients 怎么办", groups).map((h) => h.hit), ["vanishing gradients"]);
+  assert.deepEqual(aliasHits("losses", groups).map((h) => h.hit), ["loss"]);
+  assert.deepEqual(variants("vanishing gradient", aliasHits("vanishing gradient", groups)), ["vanishing gradient", "梯度消失"]);
+  // not another word that starts alike, nor a short name's other forms
+  assert.deepEqual(aliasHits("vanishing gradientx", groups), []);
+  assert.deepEqual(aliasHits("tps", groups), []);
+});
+
 test("compound Latin words stay one token", () => {
   for (const word of ["zero-3", "fp16", "h100", "torch_npu", "int4", "2.1"]) assert.ok(isCompound(word), word);
   for (const word of ["zero", "gpu", "nccl", "3"]) assert.ok(!isCompound(word), word);

@@ -137,6 +137,7 @@ class EditorNote(SphinxDirective):
         self.set_source_info(node)
         node += nodes.title("", _(TITLE))
         node += self.parse_content_to_nodes(allow_section_headings=False)
+        mark_sources(node)
         summary = _verdict(node)
         label = self.options.get("label")
         if label and not LABEL.match(label):
@@ -184,6 +185,34 @@ class EditorNote(SphinxDirective):
             }
         )
         return [node]
+
+
+# The paragraph of a note that names its sources ("来源：…"): titles of other
+# sites' pages, which the article's 参考来源 list repeats. The search leaves
+# both out (pagefind.yml), so that a query is not answered by a source's
+# title ("Fixing Gradient Accumulation" for "vanishing gradient").
+SOURCES_PREFIXES = ("来源：", "来源:")
+NOTE_SOURCES_CLASS = "kb-note-sources"
+
+
+SOURCES_DETAILS = "展开说明：来源"
+
+
+def mark_sources(note: nodes.Element) -> None:
+    """Give the note's paragraphs that start with 来源： (its collapsed
+    parts' too), and a collapsed part titled 展开说明：来源, the class
+    NOTE_SOURCES_CLASS (the site's: a page may not give it, KB086)."""
+    for child in note.findall(nodes.Element, include_self=False):
+        if isinstance(child, nodes.paragraph):
+            sources = child.astext().lstrip().startswith(SOURCES_PREFIXES)
+        elif isinstance(child, kb_details):
+            sources = bool(child.children) and isinstance(child[0], kb_summary)
+            sources = sources and child[0].astext().strip() == SOURCES_DETAILS
+        else:
+            sources = False
+        if sources:
+            child["classes"].append(NOTE_SOURCES_CLASS)
+            own(child, NOTE_SOURCES_CLASS)
 
 
 def _verdict_text(note: nodes.Element) -> str:

@@ -1497,6 +1497,7 @@ LEFT_OUT_CLASSES = frozenset(
         "kb-diagram-source",
         "kb-page-meta",
         "kb-sources",
+        "kb-note-sources",
         "seealso",
     }
 )

@@ -131,6 +131,7 @@ PAGEFIND_SELECTORS = frozenset(
         ".kb-diagram-source",
         ".kb-page-meta",
         ".kb-sources",
+        ".kb-note-sources",
     }
 )
 
