@@ -24,6 +24,7 @@ import pytest
 from ext_helpers import myst_env
 from kb.core import data as kb_data
 from test_data_errors import (
+    ARTICLE,
     GLOSSARY,
     ROOT,
     add_to_page,
@@ -1278,6 +1279,25 @@ def test_the_fourth_reviews_directives_and_tables_fail_at_their_lines(tiny, tmp_
     assert "169.254.169.254" not in html and "javascript:" not in html
     found = re.findall(r"WARNING: (KB\d{3})", out)
     assert len(found) == len(expected), out[-3000:]
+
+
+def test_what_a_hidden_toctree_would_drop_fails_at_its_line(tiny):
+    """A hidden toctree shows only through the sidebar, which names pages by
+    their own titles: its caption and an entry's own title would be dropped
+    (KB017); a toctree that is not hidden shows both in the page."""
+    y = ARTICLE.replace("title: 梯度累积", "title: 另一页").replace("# 梯度累积", "# 另一页")
+    y = y.replace("(x-intro)=", "(y-intro)=")
+    (tiny / "docs/training/y.md").write_text(y, encoding="utf-8")
+    line = add_to_page(tiny, "```{toctree}\n:hidden:\n:caption: 隐藏的目录名\n\n自己的题 <y>\n```\n")
+    assert_fails_at(
+        tiny,
+        f"training/x.md:{line + 2}: WARNING: KB017 '隐藏的目录名' in a hidden toctree",
+        f"training/x.md:{line + 4}: WARNING: KB017 '自己的题' in a hidden toctree",
+    )
+    page = tiny / "docs/training/x.md"
+    page.write_text(page.read_text(encoding="utf-8").replace(":hidden:\n", ""), encoding="utf-8")
+    html = built_page(tiny)
+    assert "隐藏的目录名" in html and "自己的题" in html
 
 
 def test_a_run_of_footnote_starts_fails_fast_not_after_minutes(tiny):

@@ -1870,7 +1870,26 @@ class RefuseUnsafeNodes(SphinxTransform):
         """A toctree's entries that are web addresses (``名字 <https://…>``):
         Sphinx keeps them as (title, address) pairs, not as references, and
         puts them in the sidebar of every page. Each is judged as a link is
-        (KB012), reported at its line and dropped from the toctree."""
+        (KB012), reported at its line and dropped from the toctree.
+
+        A hidden toctree shows in no page but through the sidebar, which
+        names each page by its own title (kb.pages.navigation): its
+        :caption:, and an entry's title of its own in a page other than the
+        home page (whose titles are the guides' own, kept for the books'
+        contents), would be dropped without a word (KB017)."""
+        if node.get("hidden"):
+            dropped = [node["caption"]] if node.get("caption") else []
+            if docname != self.config.root_doc:
+                dropped += [title for title, ref in node["entries"] if title and "://" not in ref]
+            for text in dropped:
+                logger.warning(
+                    "KB017 %r in a hidden toctree shows on no page: the sidebar names each page "
+                    "by its own title and shows no caption; remove it (a page's title is its # heading)",
+                    clipped(text, 80),
+                    location=_location(self.env, node, docname, text),
+                    type="kb",
+                    subtype="untrusted",
+                )
         kept = []
         for title, ref in node["entries"]:
             problem = self.web_address_problem(ref) if isinstance(ref, str) and "://" in ref else None
