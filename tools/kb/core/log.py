@@ -185,7 +185,7 @@ class SourceLocation(std_logging.Filter):
     gives was added for this mismatch (sphinx-doc/sphinx#9481), and
     sphinx/directives/code.py does not use it yet. On that module's logger
     (the standard library's Logger.addFilter), such a pair becomes the
-    "path:line" get_location() would give. tests/test_upstream_contract.py
+    "path:line" get_location() would give. tests/test_upstream_warnings.py
     fails when Sphinx reports it another way."""
 
     def filter(self, record: std_logging.LogRecord) -> bool:

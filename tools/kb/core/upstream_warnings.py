@@ -7,14 +7,15 @@ no code and seldom says what to do. Each such warning, as Sphinx's handlers
 take it (kb.core.log.PlainWarnings), gets the code of its kind and the fix,
 and keeps its own words:
 
-    docs/training/x.md:15: WARNING: KB101 Unknown directive type: 'notee'
-    [myst.directive_unknown]; check the name: …
+    docs/training/x.md:15: WARNING: KB101 Unknown directive type: 'notee';
+    check the name (…) [myst.directive_unknown]
 
 A warning's kind is read from the type and subtype Sphinx and MyST give it
 (the names ``suppress_warnings`` documents: ``ref.ref``, ``image.not_readable``,
-``myst.directive_unknown`` …), and for docutils' messages, which have none,
-from their words. A warning of no known kind gets KB100 with its own words,
-so that no warning of the build lacks a code; tests/test_upstream_contract.py
+``myst.directive_unknown`` …; the keyword arguments of Sphinx's logger, which
+it keeps on the log record, where its own filters read them too), and for
+docutils' messages, which have none, from their words. A warning of no known kind gets KB100 with its own words,
+so that no warning of the build lacks a code; tests/test_upstream_warnings.py
 fails when a warning of a known kind comes out as KB100 (Sphinx, docutils or
 MyST reworded it, or renamed its type).
 """
