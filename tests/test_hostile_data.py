@@ -1240,9 +1240,33 @@ FOURTH_REVIEW = [
         1,
         "KB012 link to 'javascript://%0aalert(1)' in a toctree",
     ),
+    # the fifth review: in a csv-table's cells (each parsed on its own), and
+    # the codecs docutils raises other errors for
+    (
+        '```{csv-table}\n:header: 甲,乙\n\n"+++ 秘密三",b\n```\n',
+        0,
+        "KB088 a cell of this csv-table has text after +++",
+    ),
+    (
+        '```{csv-table}\n:header: 甲,乙\n\n"| h |\n|---|\n| c | 秘密四 |",d\n```\n',
+        0,
+        "KB087 a cell of this csv-table holds a table with a row of more cells",
+    ),
+    ("```{csv-table}\n:file: fn.csv\n```\n", 0, 'KB094 a cell of this csv-table has too many "[^"'),
+    (
+        "```{csv-table} 表\n:file: t.csv\n:encoding: utf-16\n```\n",
+        0,
+        "KB054 csv-table file 't.csv' cannot be read as utf-16",
+    ),
+    ("```{include} part.inc\n:encoding: rot13\n```\n", 0, "KB107 :encoding: 'rot13'"),
     # what pages may write beside them
     (
         "| 甲 | 乙 |\n|---|---|\n| `a\\|b` | 2 |\n| 3 |\n\n+++\n\n```{image} i.png\n:scale: 50\n:width: 400px\n:alt: 图\n```\n",
+        None,
+        None,
+    ),
+    (
+        ">  > | h1 | h2 |\n>  > |----|----|\n>  > | a  | b  |\n\n> - 项\n>\n>   > | h1 | h2 |\n>   > |----|----|\n>   > | a  | b  |\n",
         None,
         None,
     ),
@@ -1262,6 +1286,7 @@ def test_the_fourth_reviews_directives_and_tables_fail_at_their_lines(tiny, tmp_
     Image.new("RGB", (10, 3)).save(tiny / "docs/training/i.png")
     (tiny / "docs/training/part.inc").write_text("包含的文字\n", encoding="utf-8")
     (tiny / "docs/training/t.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    (tiny / "docs/training/fn.csv").write_text('"' + "[^" * 9000 + '",b\n', encoding="utf-8")
     page = tiny / "docs/training/x.md"
     text = page.read_text(encoding="utf-8") + "\n"
     expected = []
@@ -1298,6 +1323,17 @@ def test_what_a_hidden_toctree_would_drop_fails_at_its_line(tiny):
     page.write_text(page.read_text(encoding="utf-8").replace(":hidden:\n", ""), encoding="utf-8")
     html = built_page(tiny)
     assert "隐藏的目录名" in html and "自己的题" in html
+
+
+@pytest.mark.parametrize("space", ["\t", "\u3000", "\u00a0", "\u2009"])
+def test_a_label_markdown_it_reads_on_through_a_tab_or_another_space_counts(space):
+    """markdown-it's footnote rule ends a label only at "]", a space or a line
+    break: "[^" followed by any other whitespace is read to the line's end."""
+    from kb.guard import silent_loss
+
+    assert silent_loss.footnote_scan("正文" + ("[^" + space) * 8000) is not None
+    assert silent_loss.footnote_scan("正文" + "[^ " * 8000) is None
+    assert silent_loss.footnote_scan("".join(f"字[^n{i}]" for i in range(2000))) is None
 
 
 def test_a_run_of_footnote_starts_fails_fast_not_after_minutes(tiny):

@@ -406,7 +406,7 @@ def dropped_front_matter(env, text: str, whole: bool = False) -> list[int]:
 # counted as markdown-it's table rule cuts them: at each "|" not after a
 # backslash, the empty text before a leading and after a trailing "|" left
 # out; the line is read after its blockquote markers and indentation.
-_ROW_PREFIX = re.compile(r"^[ \t]*(?:>[ \t]?)*")
+_ROW_PREFIX = re.compile(r"^(?:[ \t]*>)*")
 
 
 def row_cells(line: str) -> int:
@@ -628,20 +628,22 @@ def cut_blank_runs(text: str, location) -> str:
 
 
 # -- KB094 footnote references: for each "[^", markdown-it's footnote rule
-# reads on to the next "]" or whitespace for the label; a run of "[^" with
+# reads on to the next "]", space or line break for the label; a run of "[^" with
 # neither ("[^[^[^…") costs time with the square of its length (20 KB: a
 # minute and a half, three times over: MyST and two checks parse a page).
 # Characters the rule reads, over the whole text; a page of footnotes reads a
 # few thousand.
 MAX_FOOTNOTE_SCAN = 200_000
 _FOOTNOTE_START = re.compile(r"\[\^")
-_LABEL_END = re.compile(r"[\]\s]")
+# what ends the label for markdown-it's footnote rule: "]", or a space or a
+# line break, and nothing else (a tab or U+3000 does not)
+_LABEL_END = re.compile(r"[\] \n]")
 
 
 def footnote_scan(text: str) -> tuple[int, int] | None:
     """(offset, characters read) of the first "[^" at which the footnote rule
     has read more than MAX_FOOTNOTE_SCAN characters in all, or None. Linear:
-    each "[^" finds the next "]" or whitespace from where the last one did."""
+    each "[^" finds the next "]", space or line break from where the last one did."""
     total, end = 0, -1
     for m in _FOOTNOTE_START.finditer(text):
         if end < m.end():

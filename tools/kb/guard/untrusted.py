@@ -341,30 +341,36 @@ def tab_width_too_large(directive: SphinxDirective) -> bool:
     return False
 
 
-def encoding_refused(directive: SphinxDirective) -> bool:
-    """Report (KB107) and say so if the directive's ``:encoding:`` is no text
-    encoding: docutils opens the file with it, and a codec Python has for
-    other things (rot13, base64, zlib) or none ends in a LookupError
-    traceback."""
-    name = directive.options.get("encoding")
-    if not name:
-        return False
+def text_encoding(name: str) -> bool:
+    """Whether Python reads text with the codec ``name``: not one it has for
+    other things (rot13, base64, zlib), nor none."""
     try:
         "x".encode(name)
     except LookupError:
-        pass
+        return False
     except ValueError:  # a text encoding that cannot write "x" (punycode: UnicodeError)
-        return False
-    else:
-        return False
+        return True
+    return True
+
+
+def report_encoding(name: str, location) -> None:
     logger.warning(
         "KB107 :encoding: %r is not a text encoding Python knows; the files of this site are "
         "UTF-8: remove the option, or name the file's text encoding (such as gbk)",
         clipped(str(name), 60),
-        location=directive_location(directive),
+        location=location,
         type="kb",
         subtype="untrusted",
     )
+
+
+def encoding_refused(directive: SphinxDirective) -> bool:
+    """Report (KB107) and say so if the directive's ``:encoding:`` is no text
+    encoding: docutils opens the file with it (a LookupError traceback)."""
+    name = directive.options.get("encoding")
+    if not name or text_encoding(name):
+        return False
+    report_encoding(name, directive_location(directive))
     return True
 
 
@@ -794,6 +800,19 @@ CELL_CHECKS = (
         "dropped",
     ),
     (
+        silent_loss.dropped_cells,
+        "KB087 a cell of this csv-table holds a table with a row of more cells than its "
+        "header has columns: Markdown drops the cells past them without a word; add the "
+        "columns to the header",
+        "dropped",
+    ),
+    (
+        silent_loss.dropped_block_breaks,
+        "KB088 a cell of this csv-table has text after +++: MyST keeps it as a notebook "
+        "cell's metadata, which no page shows; write it on a line of its own",
+        "dropped",
+    ),
+    (
         silent_loss.bad_captions,
         "KB068 a cell of this csv-table has a directive whose :caption: is not one "
         "paragraph of text: it is parsed as Markdown; write it as plain text",
@@ -833,6 +852,17 @@ class ConfinedCSVTable(_Confined, CSVTable):
                 self.options["file"] = given
         for row in rows:
             for *_, lines in row:
+                # before anything parses the cell: this would make that take minutes
+                if silent_loss.footnote_scan("\n".join(lines)):
+                    logger.warning(
+                        'KB094 a cell of this csv-table has too many "[^" without a "]" after '
+                        "them: Markdown reads each as the start of a footnote reference, in time that "
+                        'grows with the square of their number; write "[\\^" for the characters',
+                        location=directive_location(self),
+                        type="kb",
+                        subtype="untrusted",
+                    )
+                    return True
                 if self.cell_reads_a_file("\n".join(lines)):
                     return True
         cells = sum(len(row) for row in rows)
@@ -937,11 +967,20 @@ class ConfinedCSVTable(_Confined, CSVTable):
                 subtype="nesting",
             )
             return []
-        except UnicodeDecodeError as exc:
+        except UnicodeError as exc:  # UnicodeDecodeError, or a codec's own (utf-16 without a BOM)
+            at = f" (byte 0x{exc.object[exc.start]:02x})" if isinstance(exc, UnicodeDecodeError) else ""
+            if encoding := self.options.get("encoding"):
+                message, args = (
+                    "KB054 csv-table file %r cannot be read as %s%s; save it as UTF-8 and remove :encoding:",
+                    (clipped(str(encoding), 60),),
+                )
+            else:
+                message, args = "KB054 csv-table file %r is not UTF-8%s; save it as UTF-8", ()
             logger.warning(
-                "KB054 csv-table file %r is not UTF-8 (byte 0x%02x); save it as UTF-8",
+                message,
                 self.options.get("file"),
-                exc.object[exc.start],
+                *args,
+                at,
                 location=directive_location(self),
                 type="kb",
                 subtype="encoding",
@@ -1088,8 +1127,15 @@ def scan_includes(
         else:
             _, absolute = app.env.relfn2path(argument, docname)
             problem = file_problem(absolute, roots)
+        parsed = kb_markdown.parsed_directive(app.env, block)
+        encoding = parsed.options.get("encoding") if parsed is not None else None
         if problem:
             _refuse_file(at(block.start + 1), f"{name} of", argument, problem)
+            lines[start:end] = [""] * (end - start)
+            changed = True
+        elif encoding and not text_encoding(str(encoding)):
+            # MyST's own include reads it before any directive of ours runs
+            report_encoding(str(encoding), at(block.start + 1))
             lines[start:end] = [""] * (end - start)
             changed = True
         elif directive == "include" and (cut := _cut_markdown_include(block)):
