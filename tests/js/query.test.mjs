@@ -87,6 +87,11 @@ test("a query that names a glossary term is also searched by its other names", (
   assert.deepEqual(aliasHits("example", GROUPS), []);
 });
 
+test("how much it costs is a question, not a topic the pages must name", () => {
+  assert.equal(stripQuestion("自建 gpu 集群要花多少钱"), "自建 gpu 集群");
+  assert.equal(stripQuestion("训练一次得花多少"), "训练一次");
+});
+
 test("an English noun ending a name is found in the singular and the plural", () => {
   const groups = [{ names: ["梯度消失", "vanishing gradients"] }, { names: ["损失", "loss"] }, { names: ["张量并行", "tp"] }];
   assert.deepEqual(aliasHits("vanishing gradient", groups).map((h) => h.hit), ["vanishing gradients"]);

@@ -182,7 +182,7 @@ class SourceLocation(std_logging.Filter):
     at ``get_source_and_line()``, a (source path, line) pair, which Sphinx's
     logging takes for a (docname, line) pair and turns into the path with
     the suffix added again (``x.md.md:15``): the location get_location()
-    gives was added for this mismatch (sphinx-doc/sphinx#9481), and
+    gives was added for this mismatch (sphinx-doc/sphinx#9481, fixed by PR #9498), and
     sphinx/directives/code.py does not use it yet. On that module's logger
     (the standard library's Logger.addFilter), such a pair becomes the
     "path:line" get_location() would give. tests/test_upstream_warnings.py
