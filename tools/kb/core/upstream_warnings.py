@@ -106,6 +106,13 @@ DIRECTIVE_USE = Kind(
         re.I,
     ),
 )
+# a file read with a codec that fails on it (docutils' include: a
+# UnicodeError in a "Problem with … directive" message of several lines)
+FILE_ENCODING = Kind(
+    "KB054",
+    "save the file as UTF-8 and remove :encoding: (the files of this site are UTF-8)",
+    words=re.compile(r"UnicodeError|UnicodeDecodeError|codec can't decode|is not a text encoding"),
+)
 OTHER = Kind(
     "KB100",
     "change what the message names at this place",
@@ -119,6 +126,7 @@ KINDS = (
     DUPLICATE,
     HEADINGS,
     CODE_LANGUAGE,
+    FILE_ENCODING,
     DIRECTIVE_USE,
 )
 # A warning's type as Sphinx shows it at the end of the message (show_warning_types).
