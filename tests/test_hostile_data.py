@@ -924,6 +924,20 @@ INSIDE = [
 ]
 
 
+def append_cases(page: Path, cases) -> list[str]:
+    """Append each (text, line, message) case to ``page`` after a blank line,
+    each on lines of its own; the warnings expected, each at its case's
+    first line plus ``line`` ("training/x.md:LINE: WARNING: message")."""
+    text = page.read_text(encoding="utf-8") + "\n"
+    expected = []
+    for case, line, message in cases:
+        if message:
+            expected.append(f"training/x.md:{text.count(chr(10)) + 1 + line}: WARNING: {message}")
+        text += case + "\n"
+    page.write_text(text, encoding="utf-8")
+    return expected
+
+
 def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
     """A ``:::name`` fence is a div whose text MyST parses as Markdown, and the
     text after ``{note}`` on its first line is the note's body: each holds
@@ -934,7 +948,6 @@ def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
     docutils' lines."""
     (tiny.parent / "secret.txt").write_text("KB-DIV-SECRET\n", encoding="utf-8")
     page = tiny / "docs/training/x.md"
-    text = page.read_text(encoding="utf-8") + "\n"
     expected = []
     (tiny / "docs/training/part.txt").write_text("````text\n" + INCLUDE + "````\n", encoding="utf-8")
     (tiny / "docs/training/breaks.txt").write_text(
@@ -945,11 +958,7 @@ def test_a_div_and_a_first_line_are_checked_as_the_page_is(tiny):
         "training/breaks.txt:2: WARNING: KB011 include of '../../../secret.txt'",
         "training/twice.txt:6: WARNING: KB065 the option :class: is given again (first on line 4)",
     ]
-    for case, line, message in INSIDE:
-        if message:
-            expected.append(f"training/x.md:{text.count(chr(10)) + 1 + line}: WARNING: {message}")
-        text += case + "\n"
-    page.write_text(text, encoding="utf-8")
+    expected += append_cases(page, INSIDE)
     glossary = tiny / "data/glossary.yaml"
     entries = glossary.read_text(encoding="utf-8")
     definition = "<div>\n\u3000\n```{include} ../../secret.txt\n```\n"
@@ -1287,14 +1296,7 @@ def test_the_fourth_reviews_directives_and_tables_fail_at_their_lines(tiny, tmp_
     (tiny / "docs/training/part.inc").write_text("包含的文字\n", encoding="utf-8")
     (tiny / "docs/training/t.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     (tiny / "docs/training/fn.csv").write_text('"' + "[^" * 9000 + '",b\n', encoding="utf-8")
-    page = tiny / "docs/training/x.md"
-    text = page.read_text(encoding="utf-8") + "\n"
-    expected = []
-    for case, line, message in FOURTH_REVIEW:
-        if message:
-            expected.append(f"training/x.md:{text.count(chr(10)) + 1 + line}: WARNING: {message}")
-        text += case + "\n"
-    page.write_text(text, encoding="utf-8")
+    expected = append_cases(tiny / "docs/training/x.md", FOURTH_REVIEW)
     try:
         out = assert_fails_at(tiny, *expected)
     finally:

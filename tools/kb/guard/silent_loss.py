@@ -662,15 +662,21 @@ def cut_footnote_scans(text: str, location) -> str:
     found = footnote_scan(text)
     if found is None:
         return text
+    report_footnote_scan(location(text.count("\n", 0, found[0]) + 1))
+    return _FOOTNOTE_START.sub(r"[\\^", text)
+
+
+def report_footnote_scan(location, where: str = "") -> None:
+    """KB094 for a text footnote_scan refuses (``where``: "a cell of … has ")."""
     logger.warning(
-        'KB094 too many "[^" without a "]" after them: Markdown reads each as the start of '
+        'KB094 %stoo many "[^" without a "]" after them: Markdown reads each as the start of '
         "a footnote reference, in time that grows with the square of their number; write a "
         'footnote reference as [^name] with no space in it, and "[\\^" for the characters',
-        location=location(text.count("\n", 0, found[0]) + 1),
+        where,
+        location=location,
         type="kb",
         subtype="untrusted",
     )
-    return _FOOTNOTE_START.sub(r"[\\^", text)
 
 
 def on_source_read(app, docname: str, source: list[str]) -> None:

@@ -854,13 +854,8 @@ class ConfinedCSVTable(_Confined, CSVTable):
             for *_, lines in row:
                 # before anything parses the cell: this would make that take minutes
                 if silent_loss.footnote_scan("\n".join(lines)):
-                    logger.warning(
-                        'KB094 a cell of this csv-table has too many "[^" without a "]" after '
-                        "them: Markdown reads each as the start of a footnote reference, in time that "
-                        'grows with the square of their number; write "[\\^" for the characters',
-                        location=directive_location(self),
-                        type="kb",
-                        subtype="untrusted",
+                    silent_loss.report_footnote_scan(
+                        directive_location(self), "a cell of this csv-table has "
                     )
                     return True
                 if self.cell_reads_a_file("\n".join(lines)):
@@ -1900,14 +1895,7 @@ class RefuseUnsafeNodes(SphinxTransform):
             return
         # a target (.. _t: url) is reported too: the reference that uses it may
         # be resolved after this, as a link within the page
-        logger.warning(
-            "KB012 link to %r: %s",
-            node["refuri"][:200],
-            problem,
-            location=_location(self.env, node, docname, node["refuri"]),
-            type="kb",
-            subtype="untrusted",
-        )
+        self.refuse_address("link", node["refuri"], problem, node, docname)
         del node["refuri"]
         if isinstance(node, nodes.reference):
             node.replace_self(nodes.inline("", "", *node.children))
@@ -1942,15 +1930,21 @@ class RefuseUnsafeNodes(SphinxTransform):
             if problem is None:
                 kept.append((title, ref))
                 continue
-            logger.warning(
-                "KB012 link to %r in a toctree: %s",
-                ref[:200],
-                problem,
-                location=_location(self.env, node, docname, ref),
-                type="kb",
-                subtype="untrusted",
-            )
+            self.refuse_address("link", ref, problem, node, docname, " in a toctree")
         node["entries"] = kept
+
+    def refuse_address(self, what: str, url: str, problem: str, node, docname: str, where: str = "") -> None:
+        """KB012 for a web address a page may not use (web_address_problem), at its line."""
+        logger.warning(
+            "KB012 %s to %r%s: %s",
+            what,
+            url[:200],
+            where,
+            problem,
+            location=_location(self.env, node, docname, url),
+            type="kb",
+            subtype="untrusted",
+        )
 
     def web_address_problem(self, url: str) -> str | None:
         """Why a page may not link ``url`` (a link, or a download Sphinx links
@@ -2068,14 +2062,7 @@ class RefuseUnsafeNodes(SphinxTransform):
         if is_remote(target):  # Sphinx links it like any web address (and linkcheck checks it)
             problem = self.web_address_problem(target)
             if problem:
-                logger.warning(
-                    "KB012 download link to %r: %s",
-                    target[:200],
-                    problem,
-                    location=_location(self.env, node, docname, target),
-                    type="kb",
-                    subtype="untrusted",
-                )
+                self.refuse_address("download link", target, problem, node, docname)
                 node.replace_self(nodes.inline("", "", *node.children))
             return
         _, absolute = self.env.relfn2path(target, docname)
