@@ -37,6 +37,7 @@ MISTAKES = {
     "```{acks}\n不是列表\n```\n": "KB107",
     # a codec that fails on the file: the code a csv-table's gets (kb.guard.untrusted)
     "```{eval-rst}\n.. include:: part.txt\n   :encoding: utf-16\n```\n": "KB054",
+    "```{literalinclude} part.txt\n:encoding: utf-32\n```\n": "KB054",
 }
 
 

@@ -111,7 +111,10 @@ DIRECTIVE_USE = Kind(
 FILE_ENCODING = Kind(
     "KB054",
     "save the file as UTF-8 and remove :encoding: (the files of this site are UTF-8)",
-    words=re.compile(r"UnicodeError|UnicodeDecodeError|codec can't decode|is not a text encoding"),
+    words=re.compile(
+        r"UnicodeError|UnicodeDecodeError|codec can't decode|is not a text encoding|"
+        r"Encoding .* used for reading included file .* seems to be wrong"
+    ),
 )
 OTHER = Kind(
     "KB100",
