@@ -258,6 +258,8 @@ export function pageExcerpts(fragment, locations = [], terms = []) {
     let excerpt = null; // cut when shown: a result shows a few of its sections
     return {
       title: section.title, url: section.url, score, matches: inside.length, order,
+      // the section's text (title and body), for rank.js's passageCover
+      span: [starts[section.from] ?? text.length, to < starts.length ? starts[to] : text.length],
       get excerpt() {
         excerpt ??= excerptOf(page, inside, section.from, to);
         return excerpt;

@@ -161,9 +161,18 @@ export function variants(query, hits, max = MAX_REWRITES + 1) {
 
 // The query with each term it names by another name said by the term's
 // Chinese name, the name the pages use (data/glossary.yaml's zh): 余弦衰减 →
-// 余弦退火, mixed precision → 混合精度. At most `max`, not the query itself.
+// 余弦退火, mixed precision → 混合精度. A query that names several terms so
+// first has them all said so at once ("tensor parallelism vs pipeline
+// parallelism": 张量并行 流水线并行, the words of the page that compares
+// them), then each apart. At most `max`, not the query itself.
 export function canonical(query, hits, max = 2) {
   const out = [];
+  const renamed = hits.map(({ group, hit }) => [hit, prepared(group)[0]?.name]).filter(([hit, zh]) => zh && zh !== hit);
+  if (renamed.length > 1) {
+    const all = renamed.sort((a, b) => b[0].length - a[0].length)
+      .reduce((text, [hit, zh]) => replaceAlias(text, hit, zh), query);
+    out.push(normalize(all));
+  }
   for (const { group, hit } of hits) {
     const zh = prepared(group)[0]?.name;
     if (zh && zh !== hit && out.length < max) out.push(normalize(replaceAlias(query, hit, zh)));
@@ -214,7 +223,23 @@ const KIND_WORDS = new Set(["选型", "选择", "推荐", "对比", "比较", "�
 // marked in the results, unless the query is nothing else.
 const LATIN_FUNCTION_WORDS = new Set(["a", "an", "the", "of", "to", "in", "on", "at", "for", "by",
   "and", "or", "is", "are", "be", "with", "from", "as", "it", "do", "does", "how", "what", "why"]);
+// A word that says nothing of what a query is about (的, 和; the, of).
+export function isFunctionWord(word) {
+  return FUNCTION_WORDS.has(word) || LATIN_FUNCTION_WORDS.has(word);
+}
 const SEGMENTER = globalThis.Intl?.Segmenter ? new Intl.Segmenter("zh", { granularity: "word" }) : null;
+
+// A Chinese part of a query as the runs between its function words (的区别 →
+// 区别); whole where the browser has no word segmenter.
+export function contentRuns(part) {
+  if (!SEGMENTER) return [part];
+  const runs = [""];
+  for (const { segment } of SEGMENTER.segment(part)) {
+    if (FUNCTION_WORDS.has(segment)) runs.push("");
+    else runs[runs.length - 1] += segment;
+  }
+  return runs.filter(Boolean);
+}
 
 // A query's words: Latin words as typed; Chinese cut by the browser's word
 // segmenter, which knows few technical words (显存 → 显 存, 检查点 → 检查

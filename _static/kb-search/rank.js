@@ -5,12 +5,16 @@
 // result's text comes from `load` (fragment.js's pageData).
 
 import {
-  HAS_CJK, aliasHits, canonical, escapeRegExp, isCompound, isDefinitionQuestion, matchTerms, normalize, pagesWords,
-  pieces, prepared, relaxed, stripQuestion, termOf, variants,
+  HAS_CJK, aliasHits, canonical, contentRuns, escapeRegExp, isCompound, isDefinitionQuestion, isFunctionWord, matchTerms, normalize,
+  pagesWords, pieces, prepared, relaxed, stripQuestion, termOf, variants,
 } from "./query.js";
 
 export const RESULTS_PER_PAGE = 5;
 const FEW_RESULTS = 3;
+// How much the section that holds the most of the query counts (bestCover),
+// for a query that asks about two things or more (queryUnits)
+const COVER_WEIGHT = 1;
+const COVER_UNITS = 2;
 
 // Run each [query, weight] and merge: a page's score is the sum over queries
 // of its score (relative to the best score of any query) times the query's
@@ -192,6 +196,62 @@ export function mentionShare(data, names) {
   return Math.min(count, MENTIONS) / MENTIONS;
 }
 
+// What a (normalized) query asks about, as units a passage may hold: each
+// glossary term it names (by any of its names), each of its other Latin
+// words, and its other Chinese, by two-character pieces as titleCoverage
+// counts. Function words (的, 和; the, of) are none. A unit weighs as
+// titleCoverage weighs it: a Chinese character one, a Latin word two.
+export function queryUnits(query, hits) {
+  let rest = query;
+  const units = [];
+  const weigh = (text) => text.split(" ").filter(Boolean)
+    .reduce((sum, word) => sum + (HAS_CJK.test(word) ? word.length : 2), 0);
+  for (const { group, hit } of [...hits].sort((a, b) => b.hit.length - a.hit.length)) {
+    const found = prepared(group).find(({ name }) => name === hit);
+    if (!found || !found.pattern.test(rest)) continue;
+    rest = rest.replace(found.pattern, (match, before) => `${HAS_CJK.test(hit) ? "" : before} `);
+    units.push({ weight: weigh(hit), names: prepared(group) });
+  }
+  for (const word of rest.split(" ").filter(Boolean)) {
+    if (!HAS_CJK.test(word)) {
+      if (!isFunctionWord(word)) units.push({ weight: 2, latin: word });
+      continue;
+    }
+    for (const run of contentRuns(word)) units.push({ weight: run.length, chinese: run });
+  }
+  return units;
+}
+
+// How much of the query's `units` a passage's text holds, from 0 to 1: the
+// section that answers a question holds most of what it asks together,
+// where a long page may hold each word in another section.
+export function passageCover(units, text) {
+  const lower = text.replaceAll("\u200B", "").toLowerCase();
+  const has = (piece) => lower.includes(piece);
+  let held = 0;
+  let total = 0;
+  for (const unit of units) {
+    total += unit.weight;
+    if (unit.names) {
+      if (unit.names.some(({ name, pattern }) => (HAS_CJK.test(name) ? has(name) : pattern.test(lower)))) held += unit.weight;
+    } else if (unit.latin) {
+      if (new RegExp(`(?<![a-z0-9_])${escapeRegExp(unit.latin)}(?![a-z0-9_])`).test(lower)) held += unit.weight;
+    } else {
+      held += unit.chinese.length === 1 ? Number(has(unit.chinese)) : piecesHeld(unit.chinese, has);
+    }
+  }
+  return total ? held / total : 0;
+}
+
+// The most of the query that one section of a page holds (passageCover),
+// its title included; 0 for a query that asks about one thing only, which
+// every page that holds it would hold whole.
+export function bestCover(data, units) {
+  if (typeof data.text !== "string" || units.length < COVER_UNITS) return 0;
+  return Math.max(0, ...(data.sub_results || []).filter((s) => s.span)
+    .map((s) => passageCover(units, `${s.title || ""}\n${data.text.slice(...s.span)}`)));
+}
+
 function partsOf(query) {
   const words = query.split(" ").filter(Boolean);
   return { chinese: words.filter((w) => HAS_CJK.test(w)), compounds: words.filter((w) => !HAS_CJK.test(w) && isCompound(w)) };
@@ -203,7 +263,8 @@ function partsOf(query) {
 export async function withData(ranked, from, count, want, load) {
   const batch = await Promise.all(ranked.slice(from, from + count).map(async (result, i) => {
     const data = await load(result, want.terms);
-    const score = heldScore(result, data, want) + headingBonus(data, want) + mentionShare(data, want.names);
+    const score = heldScore(result, data, want) + headingBonus(data, want) + mentionShare(data, want.names)
+      + COVER_WEIGHT * bestCover(data, want.units);
     return { result, data, score, i };
   }));
   return batch.sort((a, b) => b.score - a.score || a.i - b.i);
@@ -249,7 +310,7 @@ export async function search(pagefind, raw, groups, limit, load) {
       weight: squash(hit).length,
       names: prepared(group).map(({ name }) => squash(name)).filter((n) => n.length >= 2),
     })),
-    terms: matchTerms(query, hits), parts: queries.map(([q]) => partsOf(q)),
+    terms: matchTerms(query, hits), parts: queries.map(([q]) => partsOf(q)), units: queryUnits(query, hits),
   };
   const searched = performance.now();
   const top = await withData(ranked, 0, limit, want, load);

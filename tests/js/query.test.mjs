@@ -160,6 +160,11 @@ test("a reader's word is searched as the pages' word, never the other way", () =
   assert.deepEqual(hits.map(({ group, hit }) => [group.names[0], hit]), [["空闲", "闲着"]]);
   assert.deepEqual(variants("显卡老是闲着", hits), ["显卡老是闲着", "显卡老是 空闲"]);
   assert.deepEqual(canonical("显卡老是闲着", hits), ["显卡老是 空闲"]);
+  // several terms named otherwise: all in the pages' words at once, first
+  const two = [{ names: ["张量并行", "tensor parallelism"], def: "" }, { names: ["流水线并行", "pipeline parallelism"], def: "" }];
+  const asked = "tensor parallelism vs pipeline parallelism";
+  assert.deepEqual(canonical(asked, aliasHits(asked, two)),
+    ["张量并行 vs 流水线并行", "张量并行 vs pipeline parallelism"]);
   // the pages' own word names no group: nothing to search besides the query
   assert.deepEqual(aliasHits("gpu 空闲", groups), []);
   // Latin readers' words only as whole words

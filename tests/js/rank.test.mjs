@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { pageExcerpts } from "../../_static/kb-search/excerpt.js";
-import { search, termCover, titleCoverage } from "../../_static/kb-search/rank.js";
+import { aliasHits } from "../../_static/kb-search/query.js";
+import { passageCover, queryUnits, search, termCover, titleCoverage } from "../../_static/kb-search/rank.js";
 
 // pages: [id, score, title, content]; the engine finds them for `found`
 // queries only; `asked` records every query searched.
@@ -129,4 +130,45 @@ test("a question naming a term among other words ranks the page with a section o
   const query = "梯度累积能代替大 batch 吗";
   const found = await search(engine(pages, ["梯度累积能代替大 batch", "gradient accumulation 能代替大 batch"]), query, groups, 5, withSection);
   assert.deepEqual(urls(found), ["/tips.html", "/long.html"]);
+});
+
+test("query units: each named term as one, other Latin words, other Chinese; no function words", () => {
+  const groups = [{ names: ["张量并行", "tensor parallelism"], def: "" }, { names: ["英伟达", "NVIDIA"], def: "" }];
+  const query = "tensor parallelism 和 nvidia 的区别";
+  const units = queryUnits(query, aliasHits(query, groups));
+  assert.deepEqual(units.map((u) => [u.weight, u.names ? u.names[0].name : u.latin || u.chinese]),
+    [[4, "张量并行"], [2, "英伟达"], [2, "区别"]]);
+});
+
+test("passage cover: the share of the query a passage holds, a term by any of its names", () => {
+  const groups = [{ names: ["混合精度", "mixed precision"], def: "" }];
+  const query = "mixed precision 出现 inf";
+  const units = queryUnits(query, aliasHits(query, groups));
+  assert.equal(passageCover(units, "混合精度训练时出现 Inf"), 1);
+  // inf only as a whole word (not of info), 出现 by its pieces
+  assert.equal(passageCover(units, "混合精度的 info"), 4 / 8);
+  assert.equal(passageCover(units, "出现了"), 2 / 8);
+  assert.equal(passageCover([], "任何文字"), 0);
+});
+
+test("the page whose one section holds the whole question outranks one that holds its words apart", async () => {
+  const pages = [
+    // Pagefind's best: every word, but each in another section
+    ["apart", 9.0, "训练技巧", "梯度 检查。 显存 紧张。 裁剪 阈值。 其他 内容 很多"],
+    ["together", 6.0, "故障排查", "前言 文字。 梯度 裁剪 省 显存 的 做法"],
+  ];
+  const anchors = {
+    apart: [{ element: "h2", id: "a1", text: "梯度", location: 0 }, { element: "h2", id: "a2", text: "显存", location: 2 },
+      { element: "h2", id: "a3", text: "裁剪", location: 4 }],
+    together: [{ element: "h2", id: "t1", text: "前言", location: 0 }, { element: "h2", id: "t2", text: "做法", location: 2 }],
+  };
+  const loadWith = async (result, terms) => {
+    const [id, , title, content] = pages.find(([pid]) => pid === result.id);
+    return pageExcerpts({ url: `/${id}.html`, meta: { title }, content, anchors: anchors[id] }, result.words, terms);
+  };
+  const found = await search(engine(pages, ["梯度 裁剪 显存"]), "梯度 裁剪 显存", [], 5, loadWith);
+  assert.deepEqual(urls(found), ["/together.html", "/apart.html"]);
+  // one thing asked: every page that holds it holds it whole, Pagefind's order stays
+  const one = await search(engine(pages, ["裁剪"]), "裁剪", [], 5, loadWith);
+  assert.deepEqual(urls(one), ["/apart.html", "/together.html"]);
 });
