@@ -155,18 +155,24 @@ serve: dev-venv ## live-reload preview on http://127.0.0.1:8000
 # The tests run in one process per core (pytest-xdist), each test file in one
 # process (its module fixtures built once); the site and each bad-input group
 # are still built once per run (tests/conftest.py: once). The fast tier too.
-# TEST_PROCESSES=0 runs them all in this process.
+# TEST_PROCESSES=0 runs them all in this process. The pages' code samples are
+# a pull request's code: they run in the sandbox of tools/run_samples.py, never
+# in the test processes; both runs go to the end, and either failing fails.
 TEST_PROCESSES ?= auto
 test: snippets-venv browser ## run every test, code samples included (builds the site once, in a temporary folder)
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
+	@status=0; $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile || status=$$?; \
+	  echo "The pages' code samples (tools/run_samples.py):"; \
+	  $(BIN)/python tools/run_samples.py || status=$$?; exit $$status
 
 test-fast: dev-venv ## the fast tier: no full-site build, no browser, no code samples (under a minute)
 	$(BIN)/python -m pytest -m "not slow and not snippet" -n $(TEST_PROCESSES) --dist loadfile
 
-# PAGES=docs/training/x.md: only the samples of those pages
+# PAGES=docs/training/x.md: only the samples of those pages (in the sandbox of
+# tools/run_samples.py), and the policy every page's code blocks follow
 PAGES ?= docs
 snippets: snippets-venv ## run and check only the pages' code samples ([PAGES=docs/….md …])
-	$(BIN)/python -m pytest $(PAGES) tests/test_snippet_policy.py
+	@status=0; $(BIN)/python tools/run_samples.py $(PAGES) || status=$$?; \
+	  $(BIN)/python -m pytest tests/test_snippet_policy.py || status=$$?; exit $$status
 
 lint: dev-venv ## Python (ruff: lint and format), Markdown, Chinese copywriting, spelling, workflow (actionlint) and script syntax checks
 	$(BIN)/ruff check

@@ -12,6 +12,11 @@ the page); shell, YAML and other languages, which that policy test checks.
 Samples run on the CPU and offline; a DeprecationWarning or FutureWarning
 raised by a sample is an error, so the pages show current APIs. A failure is
 reported as ``docs/…/page.md:LINE`` with the traceback.
+
+A sample is a pull request's code: it runs only in the sandbox of
+tools/run_samples.py (``make snippets``, ``make test``), which sets
+KB_SAMPLE_SANDBOX. Asked to collect a page anywhere else, pytest reports an
+error that says so, and runs nothing of it.
 """
 
 from __future__ import annotations
@@ -35,15 +40,29 @@ pytest_plugins = ("sphinx.testing.fixtures",)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-# KB_DOCS_DIR lets a test run the samples of a modified copy of docs/.
-DOCS = Path(os.environ.get("KB_DOCS_DIR", ROOT / "docs")).resolve()
+DOCS = (ROOT / "docs").resolve()
 
-pytest_collect_file = Sybil(
+_collect_samples = Sybil(
     parsers=[PythonCodeBlockParser(), SkipParser(), ClearNamespaceParser()],
     patterns=["*.md"],
     path=str(DOCS),
     excludes=["README.md"],
 ).pytest()
+
+
+class OutsideTheSandbox(Exception):
+    """A page's samples asked for outside tools/run_samples.py."""
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if os.environ.get("KB_SAMPLE_SANDBOX") == "1":
+        return _collect_samples(file_path, parent)
+    if file_path.suffix == ".md" and DOCS in file_path.resolve().parents:
+        raise OutsideTheSandbox(
+            f"{file_path}: a page's code samples run only in the sandbox: "
+            "make snippets PAGES=docs/<guide>/<page>.md (tools/run_samples.py)"
+        )
+    return None
 
 
 def pytest_collection_modifyitems(items) -> None:

@@ -1,13 +1,12 @@
 """A broken sample fails the tests and names its page and line.
 
-One run of the samples (pytest with conftest.py, as `make snippets` runs
+One run of the samples (tools/run_samples.py, as `make snippets` runs
 them) on a copy of docs/ where each failing case ends a page of its own,
 and one page is left as it is: its samples pass.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -49,30 +48,13 @@ def samples_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict[str
         text = path.read_text(encoding="utf-8")
         lines[case] = text.count("\n") + 2
         path.write_text(text + "\n" + f"```python\n{code}```\n", encoding="utf-8")
-    # conftest.py from the repository; the pages' hidden setup imports tests/snippet_fixtures.py
-    # (pytest.ini's pythonpath does not apply: the run's root is the copy)
-    paths = [ROOT, ROOT / "tests", ROOT / "tools"]
-    env = {**os.environ, "KB_DOCS_DIR": str(docs), "PYTHONPATH": os.pathsep.join(map(str, paths))}
+    # as make snippets runs them: in the sandbox (tools/run_samples.py)
     pages = [str(docs / page) for page, _, _ in CASES.values()] + [str(docs / UNCHANGED)]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "conftest",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "-rA",
-            "--rootdir",
-            str(tmp_path),
-            *pages,
-        ],
+        [sys.executable, str(ROOT / "tools/run_samples.py"), "--docs", str(docs), "-rA", *pages],
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env=env,
     )
     return proc, lines
 

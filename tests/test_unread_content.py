@@ -5,7 +5,9 @@
 - KB062 an ``only`` block whose condition holds in no build of the site
   (html; epub and latex with -t book): its content would be in none;
 - KB063 a page that reads more than its budget of files (includes,
-  literalincludes, csv-table files): the rest is left out, and said so.
+  literalincludes, csv-table files): the rest is left out, and said so;
+- KB132 Python code or pytest settings under docs/: not part of the site,
+  and never run (the samples' sandbox copies only the pages).
 """
 
 from __future__ import annotations
@@ -27,6 +29,15 @@ def test_a_page_file_the_build_does_not_read_is_named(tmp_path, name):
     root = tiny_project(tmp_path / "kb")
     (root / "docs/training" / name).write_text(PAGE, encoding="utf-8")
     assert_fails_at(root, f"docs/training/{name}:1: WARNING: KB061 training/{name} looks like a page")
+
+
+@pytest.mark.parametrize("name", ["conftest.py", "test_page.py", "helper.PY", "pytest.ini", "x.pth"])
+def test_python_code_or_test_settings_under_docs_are_named(tmp_path, name):
+    """KB132: never part of the site, and never run (tools/run_samples.py
+    copies only the pages)."""
+    root = tiny_project(tmp_path / "kb")
+    (root / "docs/training" / name).write_text("import os\n", encoding="utf-8")
+    assert_fails_at(root, f"docs/training/{name}:1: WARNING: KB132 training/{name} is Python code")
 
 
 def test_a_readme_is_a_note_for_the_repository_not_a_page(tmp_path):

@@ -48,6 +48,10 @@ its place instead.
   pull-quote: MyST keeps the quote before it and the attribution, and drops
   the rest without a word.
 
+- ``KB132`` Python code or pytest settings under docs/ (``conftest.py``,
+  ``x.py``, ``pytest.ini`` …): not part of the site, and never run (the
+  samples' sandbox copies only the pages).
+
 KB054 to KB057 leave nothing sensible to build: the build stops after the
 warning, with exit status 2 and no traceback.
 """
@@ -1045,6 +1049,41 @@ def on_env_before_read_docs_unread(app, env, docnames: list[str]) -> None:
         )
 
 
+# -- KB132 Python under docs/ ---------------------------------------------------------
+
+# What pytest would load from a folder it collects (conftest.py, test_*.py and
+# any module they import; its settings files) and Python reads at start-up
+# (.pth): under docs/ none is part of the site, and none is run. The pages'
+# samples run in the sandbox of tools/run_samples.py, which copies only the
+# pages; a file like these would be a pull request's code that a reviewer
+# might think runs, or a page's code in the wrong place.
+PYTHON_LIKE = frozenset({".py", ".pyc", ".pyw", ".pth"})
+TEST_SETTINGS = frozenset({"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"})
+
+
+def python_files(app) -> list[Path]:
+    srcdir = Path(app.srcdir)
+    return [
+        path
+        for path in sorted(srcdir.rglob("*"))
+        if path.relative_to(srcdir).parts[0] != "_build"
+        and (path.suffix.lower() in PYTHON_LIKE or path.name.lower() in TEST_SETTINGS)
+    ]
+
+
+def on_env_before_read_docs_python(app, env, docnames: list[str]) -> None:
+    for path in python_files(app):
+        logger.warning(
+            "KB132 %s is Python code or test settings under docs/: the site does not show it "
+            "and the tests do not run it (a page's code samples are its ```python blocks, run "
+            "in a sandbox; their shared setup lives in tests/snippet_fixtures.py); remove it",
+            path.relative_to(app.srcdir).as_posix(),
+            location=f"{path}:1",
+            type="kb",
+            subtype="python",
+        )
+
+
 # -- KB062 {only} true in no build --------------------------------------------------------
 
 # The builds of the site and the tags Sphinx sets for each (the builder's name,
@@ -1142,6 +1181,7 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-before-read-docs", forget_reads)
     app.connect("env-before-read-docs", on_env_before_read_docs)
     app.connect("env-before-read-docs", on_env_before_read_docs_unread)
+    app.connect("env-before-read-docs", on_env_before_read_docs_python)
     app.connect("doctree-read", cut_deep_tree, priority=1)
     app.connect("doctree-read", on_doctree_read_only)
     app.connect("env-updated", on_env_updated)
