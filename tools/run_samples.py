@@ -12,10 +12,11 @@ the samples never run in the test process or in the checkout:
 - their environment holds only PATH, a HOME and TMPDIR inside that folder,
   the locale and the offline switches of the model hubs: no CI variable,
   token or secret of the machine;
-- in network and mount namespaces of their own (``unshare``), they reach no
-  host (the namespace's loopback is their own) and the checkout is
-  read-only to them: no change to the site a preview publishes, nor to the
-  tests. Where the machine allows no namespace (a container without
+- in network, mount and process namespaces of their own (``unshare``),
+  they reach no host (the namespace's loopback is their own), the checkout
+  is read-only to them (no change to the site a preview publishes, nor to
+  the tests), and they see no process but their own (not the environment
+  of make or pytest in /proc/<pid>/environ, nor a process to signal). Where the machine allows no namespace (a container without
   CAP_SYS_ADMIN), root runs them as the user nobody, who cannot write the
   checkout; what is lost is said on the run's first line (``isolation``).
 
@@ -92,15 +93,16 @@ def isolation() -> tuple[list[str], str | None]:
     """The command prefix that isolates the run, and a notice of what the
     machine did not allow. Tried in turn, each with this Python:
 
-    1. network and mount namespaces of its own (``unshare``; a user
-       namespace too when not root): no network, the checkout read-only;
+    1. network, mount and process namespaces of its own (``unshare``; a
+       user namespace too when not root): no network, the checkout
+       read-only, no other process in sight;
     2. as root, the user nobody (``setpriv``): the network is reachable,
        the checkout (root's) cannot be written;
     3. neither: only the environment is the run's own."""
     root = os.geteuid() == 0
     tries = [
         (
-            ["unshare", "--net", "--mount", *([] if root else ["--map-root-user"])]
+            ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", *([] if root else ["--map-root-user"])]
             + ["sh", "-c", READ_ONLY, "sh", str(ROOT), sys.executable, LOOPBACK_UP],
             None,
         ),
