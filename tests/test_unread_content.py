@@ -315,3 +315,30 @@ def test_a_long_run_of_whitespace_lines_is_refused(tmp_path, where, blank):
         }[where]
     page.write_text(text, encoding="utf-8")
     assert_fails_at(root, message)
+
+
+@pytest.mark.parametrize(
+    ("rst", "offset", "name"),
+    [
+        (".. note: 重要的提醒。\n", 1, "note"),
+        ("正文。\n\n.. figure:x.png\n", 3, "figure"),
+        ("- 列表\n\n  .. warning :小心。\n", 3, "warning"),
+    ],
+)
+def test_a_directive_with_one_colon_in_eval_rst_is_named_not_dropped(tmp_path, rst, offset, name):
+    """KB133: ``.. note: text`` is an rST comment, which docutils drops
+    without a word; the build names it at its line."""
+    from test_data_errors import add_to_page
+
+    root = tiny_project(tmp_path / "kb")
+    line = add_to_page(root, "```{eval-rst}\n" + rst + "```\n")
+    assert_fails_at(root, f"docs/training/x.md:{line + offset}: WARNING: KB133 '.. {name}:' with one colon")
+
+
+def test_a_directive_comment_or_target_in_eval_rst_is_not_a_mistyped_directive(tmp_path):
+    from test_data_errors import add_to_page
+
+    root = tiny_project(tmp_path / "kb")
+    add_to_page(root, "```{eval-rst}\n.. note:: 提醒。\n\n.. _x-target:\n\n段落。\n```\n")
+    code, out = build(root)
+    assert code == 0 and "KB133" not in out, out[-3000:]

@@ -102,7 +102,15 @@ def isolation() -> tuple[list[str], str | None]:
     root = os.geteuid() == 0
     tries = [
         (
-            ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", *([] if root else ["--map-root-user"])]
+            [
+                "unshare",
+                "--net",
+                "--mount",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                *([] if root else ["--map-root-user"]),
+            ]
             + ["sh", "-c", READ_ONLY, "sh", str(ROOT), sys.executable, LOOPBACK_UP],
             None,
         ),

@@ -48,6 +48,9 @@ its place instead.
   pull-quote: MyST keeps the quote before it and the attribution, and drops
   the rest without a word.
 
+- ``KB133`` an rST comment in {eval-rst} that reads like a directive with
+  one colon (``.. note: text``): docutils drops a comment from the page.
+
 - ``KB132`` Python code or pytest settings under docs/ (``conftest.py``,
   ``x.py``, ``pytest.ini`` …): not part of the site, and never run (the
   samples' sandbox copies only the pages).
@@ -154,6 +157,28 @@ def _rst_deep_line(lines: list[str]) -> int | None:
     return None
 
 
+# rST in {eval-rst}: ``.. name: text`` (one colon) or ``.. name:text`` is not
+# the directive ``name`` but a comment, which docutils drops from the page
+# without a word: a directive mistyped (KB133). A note to editors belongs in
+# a ``%`` line of the page, outside the block.
+RST_COMMENT_LIKE_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+([A-Za-z][A-Za-z0-9_-]*)[ \t]*:(?!:)")
+
+
+def rst_comment_directives(env, text: str) -> list[tuple[int, str]]:
+    """(1-based line, name) of each rST comment in an {eval-rst} block of
+    ``text`` that reads like a directive with one colon."""
+    md = kb_markdown.parser(env.config.myst_enable_extensions)
+    found = []
+    for block in kb_markdown.directives(md, env, text):
+        if block.name not in ("eval-rst", "eval-rest"):
+            continue
+        for number, line in enumerate(block.content.split("\n")):
+            match = RST_COMMENT_LIKE_DIRECTIVE.match(line)
+            if match and number < len(block.content_lines):
+                found.append((block.content_lines[number] + 1, match.group(1)))
+    return found
+
+
 def cut_too_deep(env, text: str, location) -> str:
     """``text`` without each directive or div that holds directives or divs
     nested more than kb_markdown.MAX_DIRECTIVE_DEPTH (or blocks more than
@@ -179,6 +204,17 @@ def cut_too_deep(env, text: str, location) -> str:
     for start, end, line, name, figure in bad_captions(env, text):
         _report_caption(name, figure, location(line))
         cut.append((start, end))
+    for line, name in rst_comment_directives(env, text):
+        logger.warning(
+            "KB133 '.. %s:' with one colon is an rST comment, which the page drops without a "
+            "word: write the directive as '.. %s::'; a note to editors is a '%%' line outside "
+            "{eval-rst}",
+            name,
+            name,
+            location=location(line),
+            type="kb",
+            subtype="comment",
+        )
     if not cut:
         return text
     lines = text.split("\n")
