@@ -44,6 +44,24 @@ try:
 except OSError:
     reached = False
 assert not reached or {network_allowed}, "the network was reached"
+if {isolated}:
+    import ctypes, subprocess
+    libc = ctypes.CDLL(None, use_errno=True)
+    caps = [line for line in open("/proc/self/status") if line.startswith("CapEff:")]
+    assert caps == ["CapEff:\\t0000000000000000\\n"], caps
+    for target in (b"/proc", {checkout!r}.encode()):
+        assert libc.umount2(target, 2) != 0, "a mount was taken off"
+    for path in ({outside!r}, {secret!r}):
+        try:
+            open(path, "a").close()
+        except OSError:
+            pass
+    try:
+        leaked = open({secret!r}).read()
+    except OSError:
+        leaked = ""
+    assert leaked == "", "a file only root may read was read"
+    subprocess.Popen(["sleep", "{linger}"], start_new_session=True)
 ```
 """
 
@@ -77,13 +95,35 @@ def run(docs: Path, *pages: Path, env: dict | None = None) -> subprocess.Complet
     )
 
 
+def lingering(marker: str) -> list[str]:
+    """Processes whose command line holds ``marker``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
 def test_a_sample_gets_no_secret_no_write_to_the_checkout_and_no_network(tmp_path, listener):
     port, seen = listener
     probe = ROOT / f".sandbox-probe-{uuid.uuid4().hex}"
+    # a folder outside the checkout, and a file only its owner may read
+    outside, secret = tmp_path / "outside" / "written.txt", tmp_path / "outside" / "secret.txt"
+    outside.parent.mkdir()
+    secret.write_text("", encoding="utf-8")
+    secret.chmod(0o600)
+    linger = f"{31 + uuid.uuid4().int % 1000 / 1000:.3f}"
     # the network is cut only where the machine allows a namespace (the run says so otherwise)
     from run_samples import isolation
 
-    prefix, notice = isolation()
+    probe_folder = tmp_path / "probe"
+    probe_folder.mkdir()
+    if os.geteuid() == 0:
+        os.chown(probe_folder, 65534, 65534)
+    prefix, notice = isolation(probe_folder)
     cut = prefix[:1] == ["unshare"]
     # namespaces, or the user nobody: no other process's environment to read
     isolated = bool(prefix)
@@ -91,13 +131,27 @@ def test_a_sample_gets_no_secret_no_write_to_the_checkout_and_no_network(tmp_pat
     page = docs / "training/sandbox.md"
     page.parent.mkdir(parents=True)
     page.write_text(
-        PAGE.format(probe=str(probe), port=port, network_allowed=not cut, isolated=isolated), encoding="utf-8"
+        PAGE.format(
+            probe=str(probe),
+            port=port,
+            network_allowed=not cut,
+            isolated=isolated,
+            checkout=str(ROOT),
+            outside=str(outside),
+            secret=str(secret),
+            linger=linger,
+        ),
+        encoding="utf-8",
     )
     try:
         proc = run(docs, page, env={**os.environ, "KB_SANDBOX_CANARY": "secret-7f3a"})
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0 and "1 passed" in out, out[-3000:]
         assert not probe.exists(), "a sample wrote into the checkout"
+        if isolated and os.geteuid() == 0:  # as nobody
+            assert not outside.exists(), "a sample wrote outside its folder"
+        if cut:
+            assert lingering(f"sleep\0{linger}") == [], "a sample's process outlived the run"
         if cut:
             assert seen == [], "a sample reached the machine's loopback"
         else:
@@ -137,3 +191,15 @@ def test_pytest_runs_no_page_outside_the_sandbox():
     )
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "run only in the sandbox" in out and "passed" not in out, out[-3000:]
+
+
+def test_a_sample_that_ends_the_process_fails_the_run(tmp_path):
+    """pytest's report is written at its end: a run without it did not finish,
+    whatever its exit status says."""
+    docs = tmp_path / "docs"
+    (docs / "training").mkdir(parents=True)
+    page = docs / "training/page.md"
+    page.write_text("# 页\n\n```python\nimport os\nos._exit(0)\n```\n", encoding="utf-8")
+    proc = run(docs, page)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "pytest ended before it reported" in out, out[-3000:]

@@ -12,13 +12,23 @@ the samples never run in the test process or in the checkout:
 - their environment holds only PATH, a HOME and TMPDIR inside that folder,
   the locale and the offline switches of the model hubs: no CI variable,
   token or secret of the machine;
-- in network, mount and process namespaces of their own (``unshare``),
-  they reach no host (the namespace's loopback is their own), the checkout
-  is read-only to them (no change to the site a preview publishes, nor to
-  the tests), and they see no process but their own (not the environment
-  of make or pytest in /proc/<pid>/environ, nor a process to signal). Where the machine allows no namespace (a container without
-  CAP_SYS_ADMIN), root runs them as the user nobody, who cannot write the
-  checkout; what is lost is said on the run's first line (``isolation``).
+- in network, mount and process namespaces of their own (``unshare``,
+  set up by ``inside``), they reach no host (the namespace's loopback is
+  their own), can write no file but their folder's and a private
+  /dev/shm (every mount is read-only, the checkout and the preview of the
+  site in it included), see /root and /home empty (but for the checkout
+  and this Python, where they lie there), and see no process but their own
+  (not the environment of make or pytest in /proc/<pid>/environ, nor a
+  process to signal; what they leave running ends with them);
+- as root, they run as the user nobody; in any case with no capability and
+  none to gain (``setpriv --no-new-privs --bounding-set=-all``), so they
+  cannot unmount, remount or leave the namespaces again.
+  Where the machine allows no namespace (a container without
+  CAP_SYS_ADMIN), root runs them as nobody without privileges, who cannot
+  write the checkout; what is lost is said on the run's first line
+  (``isolation``), and CI refuses a run with no isolation at all;
+- a run that ends before pytest wrote its report (a sample that ended the
+  process) fails, whatever its exit status.
 
 Usage: run_samples.py [--docs DIR] [pytest options] [PAGE.md ...] (no PAGE: every page).
 The exit status is pytest's; a failing sample is reported as
@@ -28,8 +38,14 @@ The exit status is pytest's; a failing sample is reported as
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import os
+import re
 import shutil
+import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -77,54 +93,113 @@ def repository_filterwarnings() -> str:
     return "\n".join(out) + "\n" if out else ""
 
 
-# In namespaces of the run's own, before the samples start: the checkout
-# mounted read-only over itself (util-linux's mount), and the namespace's
-# loopback brought up (a sample's local rendezvous, torch.distributed's
-# store on 127.0.0.1, works; no other host is there to reach).
-LOOPBACK_UP = (
-    "import fcntl, socket, struct; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
-    "flags = struct.unpack('16sH', fcntl.ioctl(s, 0x8913, struct.pack('16sH', b'lo', 0)))[1]; "
-    "fcntl.ioctl(s, 0x8914, struct.pack('16sH', b'lo', flags | 1))"  # SIOCGIFFLAGS, SIOCSIFFLAGS: IFF_UP
-)
-READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && "$2" -c "$3" && shift 3 && exec "$@"'
+# Setting up the namespaces (``inside``, as the namespaces' root), before the
+# samples start: bring up the loopback (a sample's local rendezvous,
+# torch.distributed's store on 127.0.0.1, works; no other host is there).
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+# Folders whose files are a person's (keys, tokens, shell start-up files):
+# hidden behind an empty folder, but for what the run needs from them.
+PRIVATE = [Path("/root"), Path("/home")]
+# Then the samples run with no privilege at all: no capability (so no
+# mount, unmount or setns to undo the above), none to gain (setuid files).
+NO_PRIVILEGE = ["--no-new-privs", "--bounding-set=-all", "--inh-caps=-all"]
+AS_NOBODY = [f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
-def isolation() -> tuple[list[str], str | None]:
+def _mount(*args: str) -> None:
+    subprocess.run(["mount", *args], check=True, capture_output=True, text=True)
+
+
+def _mount_points() -> list[Path]:
+    """Mount points of this mount namespace (/proc/self/mountinfo's fifth
+    field; its octal escapes, as of a space, undone)."""
+    points = []
+    for line in Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines():
+        raw = line.split(" ")[4]
+        points.append(Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), raw)))
+    return points
+
+
+def _loopback_up() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        flags = struct.unpack("16sH", fcntl.ioctl(s, SIOCGIFFLAGS, struct.pack("16sH", b"lo", 0)))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH", b"lo", flags | IFF_UP))
+
+
+def inside(run: Path, cmd: list[str]) -> None:
+    """In new network, mount and process namespaces: make every mount
+    read-only but the run's folder and a private /dev/shm, hide the homes
+    (keeping the checkout and this Python where they lie inside one), bring
+    up the loopback, then run ``cmd`` (which drops every privilege)."""
+    needed = {ROOT.resolve(), Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}
+    keep = sorted(k for k in needed if not any(other in k.parents for other in needed))
+    _mount("--bind", str(run), str(run))
+    stage = run / ".kept"
+    for private in PRIVATE:
+        if not private.is_dir():
+            continue
+        staged = []
+        for path in (k for k in keep if private in k.parents):
+            staged.append((stage / str(len(staged)), path))
+            staged[-1][0].mkdir(parents=True, exist_ok=True)
+            _mount("--bind", str(path), str(staged[-1][0]))
+        _mount("-t", "tmpfs", "-o", "mode=0755,size=1m", "tmpfs", str(private))
+        for source, path in staged:
+            path.mkdir(parents=True, exist_ok=True)
+            _mount("--move", str(source), str(path))
+    if Path("/dev/shm").is_dir():
+        _mount("-t", "tmpfs", "-o", "mode=1777,size=512m", "tmpfs", "/dev/shm")
+    writable = {run, Path("/dev/shm")}
+    for point in _mount_points():
+        if point in writable or any(
+            top == point or top in point.parents for top in (Path("/proc"), Path("/sys"), Path("/dev"))
+        ):
+            continue
+        _mount("-o", "remount,bind,ro", str(point))
+    _loopback_up()
+    os.execvp(cmd[0], cmd)
+
+
+def isolation(run: Path) -> tuple[list[str], str | None]:
     """The command prefix that isolates the run, and a notice of what the
     machine did not allow. Tried in turn, each with this Python:
 
     1. network, mount and process namespaces of its own (``unshare``; a
-       user namespace too when not root): no network, the checkout
-       read-only, no other process in sight;
-    2. as root, the user nobody (``setpriv``): the network is reachable,
-       the checkout (root's) cannot be written;
-    3. neither: only the environment is the run's own."""
+       user namespace too when not root), set up by ``inside``: no network,
+       no file to write but the run's own, the homes hidden, no other
+       process in sight; then, as root, the user nobody; no privilege;
+    2. as root, the user nobody with no privilege (``setpriv``): the network
+       is reachable, only files anyone may write can be written;
+    3. neither: only the environment and the folder are the run's own
+       (refused on CI: the variable CI is set)."""
     root = os.geteuid() == 0
+    namespaces = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc"]
     tries = [
         (
             [
-                "unshare",
-                "--net",
-                "--mount",
-                "--pid",
-                "--fork",
-                "--mount-proc",
+                *namespaces,
                 *([] if root else ["--map-root-user"]),
+                sys.executable,
+                __file__,
+                "--inside",
+                str(run),
             ]
-            + ["sh", "-c", READ_ONLY, "sh", str(ROOT), sys.executable, LOOPBACK_UP],
+            + ["--", "setpriv", *(AS_NOBODY if root else []), *NO_PRIVILEGE, "--"],
             None,
         ),
     ]
     if root:
-        drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
         tries.append(
-            (drop, "the samples reach the network (they run as nobody: the checkout is read-only to them)")
+            (
+                ["setpriv", *AS_NOBODY, *NO_PRIVILEGE, "--"],
+                "the samples reach the network (they run as nobody, without privileges)",
+            )
         )
     problems = []
     for prefix, lost in tries:
         try:
             ok = subprocess.run(
-                [*prefix, sys.executable, "-c", "0"], capture_output=True, text=True, timeout=60
+                [*prefix, sys.executable, "-c", "0"], capture_output=True, text=True, timeout=60, cwd=run
             )
             problem = None if ok.returncode == 0 else (ok.stderr.strip() or f"exit status {ok.returncode}")
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -172,22 +247,38 @@ def page_args(pages: list[str], docs: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--inside"]:  # the namespaces' set-up: --inside RUN -- command
+        inside(Path(argv[1]), argv[3:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=Path, default=ROOT / "docs", help="the pages (default: docs/)")
     parser.add_argument("pages", nargs="*", help="only these pages (default: every page)")
     args, options = parser.parse_known_args(argv)  # options: pytest's (-rA, -x …)
-    prefix, notice = isolation()
-    if notice:
-        print(notice, flush=True)
     with tempfile.TemporaryDirectory(prefix="kb-samples-") as tmp:
         folder = prepare(Path(tmp), args.docs)
-        if prefix[:1] == ["setpriv"]:
+        if os.geteuid() == 0:  # the user nobody runs them
             for path in [folder, *folder.rglob("*")]:
                 os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+        prefix, notice = isolation(folder)
+        if notice:
+            print(notice, flush=True)
+            if not prefix and os.environ.get("CI"):
+                print("run_samples: on CI the samples run isolated or not at all", flush=True)
+                return 1
         env = {k: v for k, v in os.environ.items() if k in ENV_KEPT}
         env.update(ENV_SET, HOME=str(folder / "home"), TMPDIR=str(folder / "tmp"))
-        cmd = [*prefix, sys.executable, "-m", "pytest", "-q", *options, *page_args(args.pages, args.docs)]
-        return subprocess.run(cmd, cwd=folder, env=env).returncode
+        report = folder / "report.xml"
+        cmd = [sys.executable, "-m", "pytest", "-q", f"--junit-xml={report}", *options]
+        proc = subprocess.Popen(
+            [*prefix, *cmd, *page_args(args.pages, args.docs)], cwd=folder, env=env, start_new_session=True
+        )
+        code = proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # what a sample left running (without a process namespace)
+        if code == 0 and not report.is_file():
+            print("run_samples: pytest ended before it reported (a sample ended the process?)", flush=True)
+            return 1
+        return code
 
 
 if __name__ == "__main__":
