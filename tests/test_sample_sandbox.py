@@ -123,7 +123,7 @@ def test_a_sample_gets_no_secret_no_write_to_the_checkout_and_no_network(tmp_pat
     probe_folder.mkdir()
     if os.geteuid() == 0:
         os.chown(probe_folder, 65534, 65534)
-    prefix, notice = isolation(probe_folder)
+    prefix, notice = isolation(probe_folder, {"PATH": os.environ["PATH"]})
     cut = prefix[:1] == ["unshare"]
     # namespaces, or the user nobody: no other process's environment to read
     isolated = bool(prefix)

@@ -42,6 +42,7 @@ import contextlib
 import fcntl
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -49,6 +50,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +59,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # tests/snippet_checks.py, which reads the schemas in tests/schemas/)
 RUN_FILES = ["conftest.py", "tests/snippet_fixtures.py", "tests/snippet_checks.py", "tests/schemas"]
 NOBODY = 65534
+# The run's folders the samples may write (made empty, and given to nobody
+# by name: the rest stays root's, so no sample can swap a folder of the
+# tree for a link that a chown or mkdir as root would then follow)
+WRITABLE = ("home", "tmp", "out")
+# A sample's processes, as nobody (a fork bomb stops there), and the run's time
+MAX_PROCESSES = 512
+MAX_SECONDS = 1800
 ENV_KEPT = {"PATH"}
 ENV_SET = {
     "LANG": "C.UTF-8",
@@ -72,6 +81,7 @@ INI = """\
 testpaths = docs
 pythonpath = tests
 addopts = -ra --strict-markers -p no:cacheprovider
+timeout = 900
 markers =
     slow: see the repository's pytest.ini
     browser: see the repository's pytest.ini
@@ -134,7 +144,7 @@ def inside(run: Path, cmd: list[str]) -> None:
     needed = {ROOT.resolve(), Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}
     keep = sorted(k for k in needed if not any(other in k.parents for other in needed))
     _mount("--bind", str(run), str(run))
-    stage = run / ".kept"
+    stage = run / ".kept"  # in the run's folder, root's: no sample is running yet
     for private in PRIVATE:
         if not private.is_dir():
             continue
@@ -157,10 +167,40 @@ def inside(run: Path, cmd: list[str]) -> None:
             continue
         _mount("-o", "remount,bind,ro", str(point))
     _loopback_up()
+    os.chdir(run)  # the folder as mounted now (the working directory was the one before)
     os.execvp(cmd[0], cmd)
 
 
-def isolation(run: Path) -> tuple[list[str], str | None]:
+def _limits() -> None:
+    """In the child, before it becomes nobody: at most MAX_PROCESSES of
+    nobody's processes (root's own count is not checked, nobody's is)."""
+    if os.geteuid() == 0:  # a user's own limit would count all their processes
+        resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
+
+
+def _end(proc: subprocess.Popen, prefix: list[str], started: float) -> None:
+    """Stop what the run left: its process group; and as nobody without a
+    process namespace (mode 2), every process of nobody's started since the
+    run began (a sample's ``setsid`` leaves the group)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    if prefix[:1] != ["setpriv"]:
+        return
+    since = (time.clock_gettime(time.CLOCK_BOOTTIME) - (time.monotonic() - started)) * os.sysconf(
+        "SC_CLK_TCK"
+    )
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            start = int(stat[stat.rindex(")") + 2 :].split()[19])
+            if os.stat(f"/proc/{pid}").st_uid == NOBODY and start >= since - 1:
+                os.kill(int(pid), signal.SIGKILL)
+
+
+def isolation(run: Path, env: dict[str, str]) -> tuple[list[str], str | None]:
     """The command prefix that isolates the run, and a notice of what the
     machine did not allow. Tried in turn, each with this Python:
 
@@ -173,7 +213,7 @@ def isolation(run: Path) -> tuple[list[str], str | None]:
     3. neither: only the environment and the folder are the run's own
        (refused on CI: the variable CI is set)."""
     root = os.geteuid() == 0
-    namespaces = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc"]
+    namespaces = ["unshare", "--net", "--mount", "--ipc", "--pid", "--fork", "--mount-proc"]
     tries = [
         (
             [
@@ -199,7 +239,13 @@ def isolation(run: Path) -> tuple[list[str], str | None]:
     for prefix, lost in tries:
         try:
             ok = subprocess.run(
-                [*prefix, sys.executable, "-c", "0"], capture_output=True, text=True, timeout=60, cwd=run
+                [*prefix, sys.executable, "-c", "0"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=run,
+                env=env,
+                preexec_fn=_limits,
             )
             problem = None if ok.returncode == 0 else (ok.stderr.strip() or f"exit status {ok.returncode}")
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -226,8 +272,9 @@ def prepare(folder: Path, docs: Path) -> Path:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if (ROOT / name).is_dir() else shutil.copyfile)(ROOT / name, folder / name)
     (folder / "pytest.ini").write_text(INI + repository_filterwarnings(), encoding="utf-8")
-    for name in ("home", "tmp"):
+    for name in WRITABLE:
         (folder / name).mkdir()
+    folder.chmod(0o755)  # mkdtemp's 0700: nobody must reach the pages
     return folder
 
 
@@ -257,24 +304,31 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kb-samples-") as tmp:
         folder = prepare(Path(tmp), args.docs)
         if os.geteuid() == 0:  # the user nobody runs them
-            for path in [folder, *folder.rglob("*")]:
-                os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
-        prefix, notice = isolation(folder)
+            for name in WRITABLE:
+                os.chown(folder / name, NOBODY, NOBODY, follow_symlinks=False)
+        env = {k: v for k, v in os.environ.items() if k in ENV_KEPT}
+        env.update(ENV_SET, HOME=str(folder / "home"), TMPDIR=str(folder / "tmp"))
+        prefix, notice = isolation(folder, env)
         if notice:
             print(notice, flush=True)
             if not prefix and os.environ.get("CI"):
                 print("run_samples: on CI the samples run isolated or not at all", flush=True)
                 return 1
-        env = {k: v for k, v in os.environ.items() if k in ENV_KEPT}
-        env.update(ENV_SET, HOME=str(folder / "home"), TMPDIR=str(folder / "tmp"))
-        report = folder / "report.xml"
+        report = folder / "out" / "report.xml"
         cmd = [sys.executable, "-m", "pytest", "-q", f"--junit-xml={report}", *options]
+        cmd += ["-c", str(folder / "pytest.ini"), "--rootdir", str(folder)]
+        pages = [str(folder / page) for page in page_args(args.pages, args.docs) or ["docs"]]
+        started = time.monotonic()
         proc = subprocess.Popen(
-            [*prefix, *cmd, *page_args(args.pages, args.docs)], cwd=folder, env=env, start_new_session=True
+            [*prefix, *cmd, *pages], cwd=folder, env=env, start_new_session=True, preexec_fn=_limits
         )
-        code = proc.wait()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # what a sample left running (without a process namespace)
+        try:
+            code = proc.wait(timeout=MAX_SECONDS)
+        except subprocess.TimeoutExpired:
+            print(f"run_samples: the samples ran longer than {MAX_SECONDS} s and were stopped", flush=True)
+            code = 1
+        finally:
+            _end(proc, prefix, started)
         if code == 0 and not report.is_file():
             print("run_samples: pytest ended before it reported (a sample ended the process?)", flush=True)
             return 1
