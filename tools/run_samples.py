@@ -16,8 +16,8 @@ the samples never run in the test process or in the checkout:
   set up by ``inside``), they reach no host (the namespace's loopback is
   their own), can write no file but their folder's and a private
   /dev/shm (every mount is read-only, the checkout and the preview of the
-  site in it included), see /root and /home empty (but for the checkout
-  and this Python, where they lie there), and see no process but their own
+  site in it included), see /root and /home empty (but for this Python and
+  its packages, where they lie there), and see no process but their own
   (not the environment of make or pytest in /proc/<pid>/environ, nor a
   process to signal; what they leave running ends with them);
 - as root, they run as the user nobody; in any case with no capability and
@@ -46,6 +46,7 @@ import resource
 import shutil
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -136,18 +137,30 @@ def _loopback_up() -> None:
         fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH", b"lo", flags | IFF_UP))
 
 
+def _covered(keep: list[Path]) -> list[Path]:
+    """The folders to cover with an empty one: PRIVATE, and the first folder
+    on the way to a kept path that others may not pass (a checkout in a
+    0700 folder, as ``mktemp -d`` makes): behind the cover the kept paths
+    are mounted again, under folders anyone may pass. None inside another."""
+    folders = {p for p in PRIVATE if p.is_dir()}
+    for path in keep:
+        closed = [a for a in reversed(path.parents) if not os.stat(a).st_mode & stat.S_IXOTH]
+        if closed:
+            folders.add(closed[0])
+    return sorted(f for f in folders if not any(other in f.parents for other in folders))
+
+
 def inside(run: Path, cmd: list[str]) -> None:
     """In new network, mount and process namespaces: make every mount
     read-only but the run's folder and a private /dev/shm, hide the homes
-    (keeping the checkout and this Python where they lie inside one), bring
+    and any folder others may not pass (keeping this Python and its packages
+    where they lie inside one), bring
     up the loopback, then run ``cmd`` (which drops every privilege)."""
-    needed = {ROOT.resolve(), Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}
+    needed = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}  # this Python, its packages
     keep = sorted(k for k in needed if not any(other in k.parents for other in needed))
     _mount("--bind", str(run), str(run))
     stage = run / ".kept"  # in the run's folder, root's: no sample is running yet
-    for private in PRIVATE:
-        if not private.is_dir():
-            continue
+    for private in _covered(keep):
         staged = []
         for path in (k for k in keep if private in k.parents):
             staged.append((stage / str(len(staged)), path))
@@ -194,8 +207,8 @@ def _end(proc: subprocess.Popen, prefix: list[str], started: float) -> None:
     )
     for pid in filter(str.isdigit, os.listdir("/proc")):
         with contextlib.suppress(OSError, ValueError, IndexError):
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            start = int(stat[stat.rindex(")") + 2 :].split()[19])
+            fields = Path(f"/proc/{pid}/stat").read_text()
+            start = int(fields[fields.rindex(")") + 2 :].split()[19])
             if os.stat(f"/proc/{pid}").st_uid == NOBODY and start >= since - 1:
                 os.kill(int(pid), signal.SIGKILL)
 
