@@ -113,7 +113,7 @@ def test_a_sample_gets_no_secret_no_write_to_the_checkout_and_no_network(tmp_pat
     # a folder outside the checkout, and a file only its owner may read
     outside, secret = tmp_path / "outside" / "written.txt", tmp_path / "outside" / "secret.txt"
     outside.parent.mkdir()
-    secret.write_text("", encoding="utf-8")
+    secret.write_text("kb-secret-7f3a", encoding="utf-8")
     secret.chmod(0o600)
     linger = f"{31 + uuid.uuid4().int % 1000 / 1000:.3f}"
     # the network is cut only where the machine allows a namespace (the run says so otherwise)
