@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from run_samples import MAX_WRITE_MB, WRITABLE, isolation
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,6 +87,17 @@ def listener():
     server.close()
 
 
+def isolation_here(tmp_path: Path) -> tuple[list[str], str | None]:
+    """What run_samples.isolation finds on this machine, for a folder made as
+    the run's is."""
+    folder = tmp_path / "probe"
+    for name in WRITABLE:
+        (folder / name).mkdir(parents=True)
+        if os.geteuid() == 0:
+            os.chown(folder / name, 65534, 65534)
+    return isolation(folder, {"PATH": os.environ["PATH"]})
+
+
 def run(docs: Path, *pages: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, str(ROOT / "tools/run_samples.py"), "--docs", str(docs), *map(str, pages)],
@@ -117,13 +129,7 @@ def test_a_sample_gets_no_secret_no_write_to_the_checkout_and_no_network(tmp_pat
     secret.chmod(0o600)
     linger = f"{31 + uuid.uuid4().int % 1000 / 1000:.3f}"
     # the network is cut only where the machine allows a namespace (the run says so otherwise)
-    from run_samples import isolation
-
-    probe_folder = tmp_path / "probe"
-    probe_folder.mkdir()
-    if os.geteuid() == 0:
-        os.chown(probe_folder, 65534, 65534)
-    prefix, notice = isolation(probe_folder, {"PATH": os.environ["PATH"]})
+    prefix, notice = isolation_here(tmp_path)
     cut = prefix[:1] == ["unshare"]
     # namespaces, or the user nobody: no other process's environment to read
     isolated = bool(prefix)
@@ -203,3 +209,34 @@ def test_a_sample_that_ends_the_process_fails_the_run(tmp_path):
     proc = run(docs, page)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1 and "pytest ended before it reported" in out, out[-3000:]
+
+
+FILL = """\
+# 页
+
+```python
+import os, tempfile
+try:
+    with open(os.path.join(tempfile.gettempdir(), "big"), "wb") as f:
+        for _ in range({mb}):
+            f.write(bytes(1 << 20))
+    filled = True
+except OSError:
+    filled = False
+assert not filled, "wrote {mb} MiB"
+```
+"""
+
+
+def test_a_sample_cannot_fill_the_machines_disk(tmp_path):
+    """In namespaces (mode 1) the samples' home and temporary folders are
+    capped tmpfs, not the machine's disk."""
+    if isolation_here(tmp_path)[0][:1] != ["unshare"]:
+        pytest.skip("no namespaces on this machine: the samples write to its disk (the run says so)")
+    docs = tmp_path / "docs"
+    page = docs / "training/fill.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(FILL.format(mb=MAX_WRITE_MB + 64), encoding="utf-8")
+    proc = run(docs, page)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "1 passed" in out, out[-3000:]

@@ -14,8 +14,8 @@ the samples never run in the test process or in the checkout:
   token or secret of the machine;
 - in network, mount and process namespaces of their own (``unshare``,
   set up by ``inside``), they reach no host (the namespace's loopback is
-  their own), can write no file but their folder's and a private
-  /dev/shm (every mount is read-only, the checkout and the preview of the
+  their own), can write no file but their folder's (its home and tmp in
+  memory, 1 GiB each) and a private /dev/shm (every mount is read-only, the checkout and the preview of the
   site in it included), see /root and /home empty (but for this Python and
   its packages, where they lie there), and see no process but their own
   (not the environment of make or pytest in /proc/<pid>/environ, nor a
@@ -67,6 +67,8 @@ WRITABLE = ("home", "tmp", "out")
 # A sample's processes, as nobody (a fork bomb stops there), and the run's time
 MAX_PROCESSES = 512
 MAX_SECONDS = 1800
+# What they may write in their home and temporary folders (mode 1: tmpfs), each
+MAX_WRITE_MB = 1024
 ENV_KEPT = {"PATH"}
 ENV_SET = {
     "LANG": "C.UTF-8",
@@ -172,7 +174,12 @@ def inside(run: Path, cmd: list[str]) -> None:
             _mount("--move", str(source), str(path))
     if Path("/dev/shm").is_dir():
         _mount("-t", "tmpfs", "-o", "mode=1777,size=512m", "tmpfs", "/dev/shm")
-    writable = {run, Path("/dev/shm")}
+    # what the samples may write, in memory and capped (not the machine's disk)
+    owner = os.stat(run / "tmp")
+    for name in ("home", "tmp"):
+        options = f"mode=0700,uid={owner.st_uid},gid={owner.st_gid},size={MAX_WRITE_MB}m"
+        _mount("-t", "tmpfs", "-o", options, "tmpfs", str(run / name))
+    writable = {run, Path("/dev/shm"), run / "home", run / "tmp"}
     for point in _mount_points():
         if point in writable or any(
             top == point or top in point.parents for top in (Path("/proc"), Path("/sys"), Path("/dev"))
@@ -333,7 +340,12 @@ def main(argv: list[str] | None = None) -> int:
         pages = [str(folder / page) for page in page_args(args.pages, args.docs) or ["docs"]]
         started = time.monotonic()
         proc = subprocess.Popen(
-            [*prefix, *cmd, *pages], cwd=folder, env=env, start_new_session=True, preexec_fn=_limits
+            [*prefix, *cmd, *pages],
+            cwd=folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_limits,
         )
         try:
             code = proc.wait(timeout=MAX_SECONDS)
