@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from run_samples import MAX_WRITE_MB, WRITABLE, isolation
+from run_samples import MAX_WRITE_MB, isolation, writable_folders
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,10 +91,7 @@ def isolation_here(tmp_path: Path) -> tuple[list[str], str | None]:
     """What run_samples.isolation finds on this machine, for a folder made as
     the run's is."""
     folder = tmp_path / "probe"
-    for name in WRITABLE:
-        (folder / name).mkdir(parents=True)
-        if os.geteuid() == 0:
-            os.chown(folder / name, 65534, 65534)
+    writable_folders(folder)
     return isolation(folder, {"PATH": os.environ["PATH"]})
 
 

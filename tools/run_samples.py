@@ -38,8 +38,10 @@ The exit status is pytest's; a failing sample is reported as
 from __future__ import annotations
 
 import argparse
+import configparser
 import contextlib
 import fcntl
+import io
 import os
 import re
 import resource
@@ -78,32 +80,23 @@ ENV_SET = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "KB_SAMPLE_SANDBOX": "1",
 }
-# pytest's settings for the run: the repository's, but for where to look
-INI = """\
-[pytest]
-testpaths = docs
-pythonpath = tests
-addopts = -ra --strict-markers -p no:cacheprovider
-timeout = 900
-markers =
-    slow: see the repository's pytest.ini
-    browser: see the repository's pytest.ini
-    snippet: a code sample from a page in docs/, run by Sybil
-"""
+# pytest's settings for the run: the repository's pytest.ini (its markers,
+# warnings filters and timeout), but for where to look and what to add
+RUN_SETTINGS = {
+    "testpaths": "docs",
+    "pythonpath": "tests",
+    "addopts": "-ra --strict-markers -p no:cacheprovider",
+}
 
 
-def repository_filterwarnings() -> str:
-    """The repository's pytest.ini filterwarnings block (one list for both runs)."""
-    lines = (ROOT / "pytest.ini").read_text(encoding="utf-8").splitlines()
-    out, inside = [], False
-    for line in lines:
-        if line.startswith("filterwarnings"):
-            inside = True
-        elif inside and line and not line[0].isspace():
-            break
-        if inside:
-            out.append(line)
-    return "\n".join(out) + "\n" if out else ""
+def run_settings() -> str:
+    """The run's pytest.ini: the repository's, with RUN_SETTINGS."""
+    settings = configparser.ConfigParser(interpolation=None)
+    settings.read(ROOT / "pytest.ini", encoding="utf-8")
+    settings["pytest"].update(RUN_SETTINGS)
+    out = io.StringIO()
+    settings.write(out)
+    return out.getvalue()
 
 
 # Setting up the namespaces (``inside``, as the namespaces' root), before the
@@ -291,11 +284,19 @@ def prepare(folder: Path, docs: Path) -> Path:
     for name in RUN_FILES:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if (ROOT / name).is_dir() else shutil.copyfile)(ROOT / name, folder / name)
-    (folder / "pytest.ini").write_text(INI + repository_filterwarnings(), encoding="utf-8")
-    for name in WRITABLE:
-        (folder / name).mkdir()
+    (folder / "pytest.ini").write_text(run_settings(), encoding="utf-8")
+    writable_folders(folder)
     folder.chmod(0o755)  # mkdtemp's 0700: nobody must reach the pages
     return folder
+
+
+def writable_folders(folder: Path) -> None:
+    """The folders WRITABLE of the run's folder, made empty and, as root,
+    given to nobody (who runs the samples) by name."""
+    for name in WRITABLE:
+        (folder / name).mkdir(parents=True)
+        if os.geteuid() == 0:
+            os.chown(folder / name, NOBODY, NOBODY, follow_symlinks=False)
 
 
 def page_args(pages: list[str], docs: Path) -> list[str]:
@@ -323,9 +324,6 @@ def main(argv: list[str] | None = None) -> int:
     args, options = parser.parse_known_args(argv)  # options: pytest's (-rA, -x …)
     with tempfile.TemporaryDirectory(prefix="kb-samples-") as tmp:
         folder = prepare(Path(tmp), args.docs)
-        if os.geteuid() == 0:  # the user nobody runs them
-            for name in WRITABLE:
-                os.chown(folder / name, NOBODY, NOBODY, follow_symlinks=False)
         env = {k: v for k, v in os.environ.items() if k in ENV_KEPT}
         env.update(ENV_SET, HOME=str(folder / "home"), TMPDIR=str(folder / "tmp"))
         prefix, notice = isolation(folder, env)

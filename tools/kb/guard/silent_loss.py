@@ -123,14 +123,14 @@ def too_deep(env, text: str) -> list[tuple[int, int]]:
 MAX_RST_DEPTH = 32
 
 
-def rst_too_deep(env, text: str) -> list[tuple[int, int, int]]:
-    """(first line, end line, 1-based line) of the block of ``text`` (0-based
-    lines) to blank for each {eval-rst} indented more than MAX_RST_DEPTH
-    levels deep (the directive, or the one or the div around it), and where.
+def rst_too_deep(blocks: list[kb_markdown.Block]) -> list[tuple[int, int, int]]:
+    """(first line, end line, 1-based line) of the block of the page (0-based
+    lines) to blank for each {eval-rst} of its directives ``blocks`` indented
+    more than MAX_RST_DEPTH levels deep (the directive, or the one or the
+    div around it), and where.
     The rST is read in lines as docutils cuts it (str.splitlines)."""
-    md = kb_markdown.parser(env.config.myst_enable_extensions)
     found = []
-    for block in kb_markdown.directives(md, env, text):
+    for block in blocks:
         pieces = block.content.splitlines(keepends=True)
         deep = block.name == "eval-rst" and _rst_deep_line(pieces)
         if deep:
@@ -164,12 +164,11 @@ def _rst_deep_line(lines: list[str]) -> int | None:
 RST_COMMENT_LIKE_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+([A-Za-z][A-Za-z0-9_-]*)[ \t]*:(?!:)")
 
 
-def rst_comment_directives(env, text: str) -> list[tuple[int, str]]:
-    """(1-based line, name) of each rST comment in an {eval-rst} block of
-    ``text`` that reads like a directive with one colon."""
-    md = kb_markdown.parser(env.config.myst_enable_extensions)
+def rst_comment_directives(blocks: list[kb_markdown.Block]) -> list[tuple[int, str]]:
+    """(1-based line, name) of each rST comment in the {eval-rst} blocks of
+    ``blocks`` (a page's directives) that reads like a directive with one colon."""
     found = []
-    for block in kb_markdown.directives(md, env, text):
+    for block in blocks:
         if block.name not in ("eval-rst", "eval-rest"):
             continue
         for number, line in enumerate(block.content.split("\n")):
@@ -198,13 +197,14 @@ def cut_too_deep(env, text: str, location) -> str:
             subtype="nesting",
         )
         cut.append((start, end))
-    for start, end, line in rst_too_deep(env, text):
+    blocks = list(kb_markdown.directives(md, env, text))  # read once for the rST checks
+    for start, end, line in rst_too_deep(blocks):
         _report_rst_depth(location(line))
         cut.append((start, end))
     for start, end, line, name, figure in bad_captions(env, text):
         _report_caption(name, figure, location(line))
         cut.append((start, end))
-    for line, name in rst_comment_directives(env, text):
+    for line, name in rst_comment_directives(blocks):
         logger.warning(
             "KB133 '.. %s:' with one colon is an rST comment, which the page drops without a "
             "word: write the directive as '.. %s::'; a note to editors is a '%%' line outside "
@@ -1051,43 +1051,12 @@ def on_env_updated(app, env) -> None:
         raise BuildStopped
 
 
-# -- KB061 a page file the build does not read ---------------------------------------
+# -- KB061 a page file the build does not read, KB132 Python under docs/ --------------
 
 # Suffixes of files that look like pages (a contributor means them to be one)
 PAGE_LIKE = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".rst", ".ipynb"})
 
-
-def unread_pages(app, env) -> list[Path]:
-    """Files under docs/ that look like pages but have a suffix the build does
-    not read (.MD, .markdown, .rst). A .md file that is no document is one
-    conf.py excludes on purpose (README.md notes, the importer's files, the
-    books' leaving out articles.md)."""
-    srcdir = Path(app.srcdir)
-    suffixes = set(app.config.source_suffix)
-    found = []
-    for path in sorted(srcdir.rglob("*")):
-        if path.relative_to(srcdir).parts[0] == "_build" or not path.is_file():
-            continue
-        if path.suffix.lower() in PAGE_LIKE and path.suffix not in suffixes:
-            found.append(path)
-    return found
-
-
-def on_env_before_read_docs_unread(app, env, docnames: list[str]) -> None:
-    for path in unread_pages(app, env):
-        logger.warning(
-            "KB061 %s looks like a page but the build does not read it: pages are "
-            "Markdown files ending in lowercase .md; rename it, or remove it",
-            path.relative_to(app.srcdir).as_posix(),
-            location=f"{path}:1",
-            type="kb",
-            subtype="unread",
-        )
-
-
-# -- KB132 Python under docs/ ---------------------------------------------------------
-
-# What pytest would load from a folder it collects (conftest.py, test_*.py and
+# KB132: what pytest would load from a folder it collects (conftest.py, test_*.py and
 # any module they import; its settings files) and Python reads at start-up
 # (.pth): under docs/ none is part of the site, and none is run. The pages'
 # samples run in the sandbox of tools/run_samples.py, which copies only the
@@ -1097,18 +1066,37 @@ PYTHON_LIKE = frozenset({".py", ".pyc", ".pyw", ".pth"})
 TEST_SETTINGS = frozenset({"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"})
 
 
-def python_files(app) -> list[Path]:
+def stray_files(app) -> tuple[list[Path], list[Path]]:
+    """One walk of docs/ for the files the build leaves aside without a word:
+    (files that look like pages but have a suffix the build does not read,
+    .MD, .markdown, .rst: KB061; Python code or test settings: KB132).
+    A .md file that is no document is one conf.py excludes on purpose
+    (README.md notes, the importer's files, the books' leaving out articles.md)."""
     srcdir = Path(app.srcdir)
-    return [
-        path
-        for path in sorted(srcdir.rglob("*"))
-        if path.relative_to(srcdir).parts[0] != "_build"
-        and (path.suffix.lower() in PYTHON_LIKE or path.name.lower() in TEST_SETTINGS)
-    ]
+    suffixes = set(app.config.source_suffix)
+    unread, python = [], []
+    for path in sorted(srcdir.rglob("*")):
+        if path.relative_to(srcdir).parts[0] == "_build" or not path.is_file():
+            continue
+        if path.suffix.lower() in PAGE_LIKE and path.suffix not in suffixes:
+            unread.append(path)
+        elif path.suffix.lower() in PYTHON_LIKE or path.name.lower() in TEST_SETTINGS:
+            python.append(path)
+    return unread, python
 
 
-def on_env_before_read_docs_python(app, env, docnames: list[str]) -> None:
-    for path in python_files(app):
+def on_env_before_read_docs_stray(app, env, docnames: list[str]) -> None:
+    unread, python = stray_files(app)
+    for path in unread:
+        logger.warning(
+            "KB061 %s looks like a page but the build does not read it: pages are "
+            "Markdown files ending in lowercase .md; rename it, or remove it",
+            path.relative_to(app.srcdir).as_posix(),
+            location=f"{path}:1",
+            type="kb",
+            subtype="unread",
+        )
+    for path in python:
         logger.warning(
             "KB132 %s is Python code or test settings under docs/: the site does not show it "
             "and the tests do not run it (a page's code samples are its ```python blocks, run "
@@ -1216,8 +1204,7 @@ def setup(app) -> dict[str, Any]:
     app.connect("include-read", on_include_read)
     app.connect("env-before-read-docs", forget_reads)
     app.connect("env-before-read-docs", on_env_before_read_docs)
-    app.connect("env-before-read-docs", on_env_before_read_docs_unread)
-    app.connect("env-before-read-docs", on_env_before_read_docs_python)
+    app.connect("env-before-read-docs", on_env_before_read_docs_stray)
     app.connect("doctree-read", cut_deep_tree, priority=1)
     app.connect("doctree-read", on_doctree_read_only)
     app.connect("env-updated", on_env_updated)
