@@ -31,7 +31,9 @@ def test_a_page_file_the_build_does_not_read_is_named(tmp_path, name):
     assert_fails_at(root, f"docs/training/{name}:1: WARNING: KB061 training/{name} looks like a page")
 
 
-@pytest.mark.parametrize("name", ["conftest.py", "test_page.py", "helper.PY", "pytest.ini", "x.pth"])
+@pytest.mark.parametrize(
+    "name", ["conftest.py", "test_page.py", "helper.PY", "pytest.ini", "pytest.toml", "x.pth"]
+)
 def test_python_code_or_test_settings_under_docs_are_named(tmp_path, name):
     """KB132: never part of the site, and never run (tools/run_samples.py
     copies only the pages)."""
@@ -335,10 +337,34 @@ def test_a_directive_with_one_colon_in_eval_rst_is_named_not_dropped(tmp_path, r
     assert_fails_at(root, f"docs/training/x.md:{line + offset}: WARNING: KB133 '.. {name}:' with one colon")
 
 
+@pytest.mark.parametrize(
+    ("rst", "shown"),
+    [
+        (".. note：全角冒号。\n", "'.. note：全角冒号。' is not the directive note"),
+        (".. warning  :: 两个空格。\n", "'.. warning  :: 两个空格。' is not the directive warning"),
+        (".. 注意：中文名。\n", "'.. 注意：中文名。' is not the directive 注意"),
+        (".. Note 没有冒号。\n", "'.. Note 没有冒号。' is not the directive Note"),
+    ],
+)
+def test_other_ways_of_mistyping_a_directive_in_eval_rst_are_named(tmp_path, rst, shown):
+    """KB133 is about what docutils reads: any explicit markup line naming a
+    directive (by docutils' lookup, the page's language included) that is
+    not one (docutils' pattern: one optional space, then "::")."""
+    from test_data_errors import add_to_page
+
+    root = tiny_project(tmp_path / "kb")
+    line = add_to_page(root, "```{eval-rst}\n" + rst + "```\n")
+    assert_fails_at(root, f"docs/training/x.md:{line + 1}: WARNING: KB133 {shown} but an rST comment")
+
+
 def test_a_directive_comment_or_target_in_eval_rst_is_not_a_mistyped_directive(tmp_path):
     from test_data_errors import add_to_page
 
     root = tiny_project(tmp_path / "kb")
-    add_to_page(root, "```{eval-rst}\n.. note:: 提醒。\n\n.. _x-target:\n\n段落。\n```\n")
+    add_to_page(
+        root,
+        "```{eval-rst}\n.. note:: 提醒。\n\n.. note :: 一个空格也是指令。\n\n.. _x-target:\n\n"
+        ".. 这是给编辑看的注释：不是指令。\n\n段落。\n```\n",
+    )
     code, out = build(root)
     assert code == 0 and "KB133" not in out, out[-3000:]

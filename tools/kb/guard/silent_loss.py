@@ -61,6 +61,7 @@ warning, with exit status 2 and no traceback.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import sys
@@ -75,9 +76,14 @@ from urllib.parse import quote
 # escapes, values over several lines, Unicode line breaks);
 # tests/test_upstream_contract.py fails if it changes or if MyST stops
 # keeping the last value of a key.
+from docutils import frontend
+from docutils.parsers import rst
+from docutils.parsers.rst import directives
+from docutils.parsers.rst import languages as rst_languages
 from docutils.parsers.rst.directives.body import BlockQuote
 from docutils.parsers.rst.directives.images import Figure
 from docutils.statemachine import string2lines
+from docutils.utils import new_document
 from myst_parser.parsers.options import TokenizeError, options_to_tokens
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import TocTree
@@ -157,24 +163,49 @@ def _rst_deep_line(lines: list[str]) -> int | None:
     return None
 
 
-# rST in {eval-rst}: ``.. name: text`` (one colon) or ``.. name:text`` is not
-# the directive ``name`` but a comment, which docutils drops from the page
-# without a word: a directive mistyped (KB133). A note to editors belongs in
-# a ``%`` line of the page, outside the block.
-RST_COMMENT_LIKE_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+([A-Za-z][A-Za-z0-9_-]*)[ \t]*:(?!:)")
+# rST in {eval-rst}: an explicit markup line that names a directive but is
+# not one (``.. note: text``, ``.. note：text``, ``.. note  :: text``,
+# ``.. note text``) is a comment, which docutils drops from the page without
+# a word: a directive mistyped (KB133). What a directive is, is docutils' own
+# pattern (states.Body.patterns: the name, one optional space, "::", then a
+# space or the line's end); which names are directives, docutils' own lookup
+# (directives.directive: the registered ones, Sphinx's and the page's
+# language's included). A note to editors belongs in a ``%`` line of the page.
+RST_EXPLICIT_NAME = re.compile(r"^[ \t]*\.\.[ \t]+([^\W\d_][\w-]*)(.*)$")
+RST_DIRECTIVE_MARK = re.compile(r"[ ]?::( |$)")
 
 
-def rst_comment_directives(blocks: list[kb_markdown.Block]) -> list[tuple[int, str]]:
-    """(1-based line, name) of each rST comment in the {eval-rst} blocks of
-    ``blocks`` (a page's directives) that reads like a directive with one colon."""
+@functools.cache
+def _lookup_document():
+    """A document for docutils' directive lookup (which reports on it; silenced)."""
+    settings = frontend.get_default_settings(rst.Parser)
+    settings.report_level = 5
+    return new_document("<lookup>", settings)
+
+
+def is_directive_name(name: str, language_code: str) -> bool:
+    language = rst_languages.get_language(language_code.replace("_", "-").lower())
+    return directives.directive(name, language, _lookup_document())[0] is not None
+
+
+def rst_comment_directives(env, blocks: list[kb_markdown.Block]) -> list[tuple[int, str, str]]:
+    """(1-based line, name, what follows it) of each rST comment in the
+    {eval-rst} blocks of ``blocks`` (a page's directives) that names a
+    directive without being one."""
+    language = env.settings.get("language_code", "en")
     found = []
     for block in blocks:
         if block.name not in ("eval-rst", "eval-rest"):
             continue
         for number, line in enumerate(block.content.split("\n")):
-            match = RST_COMMENT_LIKE_DIRECTIVE.match(line)
-            if match and number < len(block.content_lines):
-                found.append((block.content_lines[number] + 1, match.group(1)))
+            match = RST_EXPLICIT_NAME.match(line)
+            if (
+                match
+                and number < len(block.content_lines)
+                and not RST_DIRECTIVE_MARK.match(match.group(2))
+                and is_directive_name(match.group(1), language)
+            ):
+                found.append((block.content_lines[number] + 1, match.group(1), match.group(2)))
     return found
 
 
@@ -204,12 +235,15 @@ def cut_too_deep(env, text: str, location) -> str:
     for start, end, line, name, figure in bad_captions(env, text):
         _report_caption(name, figure, location(line))
         cut.append((start, end))
-    for line, name in rst_comment_directives(blocks):
+    for line, name, rest in rst_comment_directives(env, blocks):
+        if rest.lstrip(" \t").startswith(":") and not rest.lstrip(" \t").startswith("::"):
+            shown = f"'.. {name}:' with one colon is"
+        else:
+            shown = f"'.. {name}{rest[:20]}' is not the directive {name} but"
         logger.warning(
-            "KB133 '.. %s:' with one colon is an rST comment, which the page drops without a "
-            "word: write the directive as '.. %s::'; a note to editors is a '%%' line outside "
-            "{eval-rst}",
-            name,
+            "KB133 %s an rST comment, which the page drops without a word: write the "
+            "directive as '.. %s::'; a note to editors is a '%%' line outside {eval-rst}",
+            shown,
             name,
             location=location(line),
             type="kb",
@@ -1063,7 +1097,10 @@ PAGE_LIKE = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx", ".rst", ".i
 # pages; a file like these would be a pull request's code that a reviewer
 # might think runs, or a page's code in the wrong place.
 PYTHON_LIKE = frozenset({".py", ".pyc", ".pyw", ".pth"})
-TEST_SETTINGS = frozenset({"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"})
+# (pytest 9 reads pytest.toml and .pytest.toml too)
+TEST_SETTINGS = frozenset(
+    {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg", "pyproject.toml"}
+)
 
 
 def stray_files(app) -> tuple[list[Path], list[Path]]:
