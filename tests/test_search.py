@@ -5,7 +5,9 @@ which one must rank in the top 3, and for answer-level queries the section
 that answers. Reports the mean reciprocal rank (MRR), the zero-result rate
 and the section-level hit@1; fails under MRR 0.99, on any zero-result query,
 on any query whose expected page is not in the top 3, or under a section
-hit@1 of 0.8.
+hit@1 of 0.8. A second set (tests/search_holdout.yaml), written by a
+reviewer who saw neither the ranking code nor the first set, is held out:
+never tuned against, it has floors of its own (test_search_quality_on_the_held_out_set).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from node_sandbox import SITE_SCRIPT_READS, run_node
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = yaml.safe_load((ROOT / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
+HOLDOUT = yaml.safe_load((ROOT / "tests" / "search_holdout.yaml").read_text(encoding="utf-8"))
 
 pytestmark = pytest.mark.browser
 
@@ -144,14 +147,24 @@ def test_node_is_not_run_on_a_folder_holding_a_link(tmp_path):
     assert run_node([str(folder / "query.js")], [folder]).stdout == "1\n"
 
 
-def test_query_set_is_large_and_varied(site):
-    assert len(QUERIES) >= 80
-    kinds = {q["kind"] for q in QUERIES}
-    assert {"everyday", "en-zh", "synonym", "question", "substring", "mixed", "answer"} <= kinds
+@pytest.mark.parametrize(
+    ("queries", "kinds"),
+    [
+        (QUERIES, {"everyday", "en-zh", "synonym", "question", "substring", "mixed", "answer"}),
+        (HOLDOUT, {"everyday", "en-zh", "synonym", "question", "mixed", "answer"}),
+    ],
+    ids=["tuned", "held-out"],
+)
+def test_query_set_is_large_and_varied(site, queries, kinds):
+    """Each set: its kinds of query, pages that exist, and sections that are
+    anchors of an expected page (a page edit that drops one fails here, not
+    as a search miss)."""
+    assert len(queries) >= 80
+    assert kinds <= {q["kind"] for q in queries}
     docs = {p.relative_to(ROOT / "docs").with_suffix("").as_posix() for p in (ROOT / "docs").rglob("*.md")}
-    for q in QUERIES:
+    for q in queries:
         assert set(q["expect"]) <= docs, q
-    answers = [q for q in QUERIES if "section" in q]
+    answers = [q for q in queries if "section" in q]
     assert len(answers) >= 20
     for q in answers:  # each section is an anchor of an expected page
         for target in q["section"]:
@@ -160,13 +173,15 @@ def test_query_set_is_large_and_varied(site):
             assert f'id="{anchor}"' in (site / f"{doc}.html").read_text(encoding="utf-8"), target
 
 
-def test_search_quality(page, server, capsys):
-    """Page level: MRR over the whole set, each expected page in the top 3.
-    Answer level (items with `section`): the first result is the page and
-    its first section link the section that answers."""
+def quality(page, server: str, items: list[dict]) -> dict:
+    """Each query typed into one open search page: the mean reciprocal rank
+    of the first expected page, the queries without a result, those whose
+    expected pages are all outside the top 3, and for answer-level items
+    (`section`) whether the first result is the page and its first section
+    link the section that answers."""
     ranks, zero, failures, section_hits, section_misses = [], [], [], 0, []
-    answers = [item for item in QUERIES if "section" in item]
-    for item in QUERIES:
+    answers = [item for item in items if "section" in item]
+    for item in items:
         rows = results_for(page, server, item["q"], typed=True)
         if not rows:
             zero.append(item["q"])
@@ -186,21 +201,51 @@ def test_search_quality(page, server, capsys):
                     f"{item['q']!r}: expected {item['section']}, "
                     f"first result's sections {rows[0]['sections'] if rows else []}"
                 )
-    mrr = sum(ranks) / len(ranks)
-    hit1 = section_hits / len(answers)
+    return {
+        "mrr": sum(ranks) / len(ranks),
+        "zero": zero,
+        "failures": failures,
+        "hit1": section_hits / len(answers),
+        "misses": section_misses,
+        "report": f"{len(items)} queries, MRR {sum(ranks) / len(ranks):.3f}, "
+        f"zero-result {len(zero)}/{len(items)}, outside top 3: {len(failures)}; "
+        f"answer level: section hit@1 {section_hits}/{len(answers)} ({section_hits / len(answers):.2f})",
+    }
+
+
+def test_search_quality(page, server, capsys):
+    """Page level: MRR over the whole set, each expected page in the top 3.
+    Answer level (items with `section`): the first result is the page and
+    its first section link the section that answers."""
+    q = quality(page, server, QUERIES)
     with capsys.disabled():
-        print(
-            f"\nsearch quality: {len(QUERIES)} queries, MRR {mrr:.3f}, "
-            f"zero-result {len(zero)}/{len(QUERIES)}, outside top 3: {len(failures)}; "
-            f"answer level: section hit@1 {section_hits}/{len(answers)} ({hit1:.2f})"
-        )
-        for line in failures + section_misses:
+        print(f"\nsearch quality: {q['report']}")
+        for line in q["failures"] + q["misses"]:
             print("  " + line)
-    assert not zero, f"queries with no result: {zero}"
-    assert mrr >= 0.99, f"MRR {mrr:.3f} < 0.99"
-    assert not failures, "\n".join(failures)
-    assert hit1 >= 0.8, "\n".join(section_misses)
+    assert not q["zero"], f"queries with no result: {q['zero']}"
+    assert q["mrr"] >= 0.99, f"MRR {q['mrr']:.3f} < 0.99"
+    assert not q["failures"], "\n".join(q["failures"])
+    assert q["hit1"] >= 0.8, "\n".join(q["misses"])
     assert page.console_errors == [] and page.foreign_requests == []
+
+
+def test_search_quality_on_the_held_out_set(page, server, capsys):
+    """tests/search_holdout.yaml: queries a reviewer wrote from the pages
+    alone, without the ranking code or the set above, and never tuned
+    against (its header says so). Its floor is below the tuned set's: on
+    2026-12-05, before any change was measured with it, it scored MRR 0.943,
+    3 of 80 outside the top 3, section hit@1 40/45. A change that loses
+    ground on questions nobody optimised for fails here even when the
+    tuned set still passes."""
+    q = quality(page, server, HOLDOUT)
+    with capsys.disabled():
+        print(f"\nsearch quality, held-out set: {q['report']}")
+        for line in q["failures"] + q["misses"]:
+            print("  " + line)
+    assert not q["zero"], f"queries with no result: {q['zero']}"
+    assert q["mrr"] >= 0.9, f"MRR {q['mrr']:.3f} < 0.9\n" + "\n".join(q["failures"])
+    assert len(q["failures"]) <= len(HOLDOUT) // 10, "\n".join(q["failures"])
+    assert q["hit1"] >= 0.8, "\n".join(q["misses"])
 
 
 def test_result_contract_title_sections_and_highlight(page, server):
