@@ -55,3 +55,29 @@ def test_a_page_removed_but_still_listed_warns_as_a_full_build_does(build_root):
     (srcdir / "f.rst").unlink()
     app = build_root("ext-store", freshenv=False)
     assert "toctree contains reference to nonexisting document 'f'" in app.warning.getvalue()
+
+
+def test_a_label_on_a_node_without_a_line_takes_its_nearest_ancestors():
+    """kb.core.labels records where each explicit target is defined; a node
+    that carries no line of its own (as some directives leave them) is
+    placed at its nearest ancestor's (docutils' get_source_line), not with
+    an error."""
+    from types import SimpleNamespace
+
+    from docutils import frontend, nodes, utils
+    from kb.core.labels import collect_labels
+
+    doctree = utils.new_document("page.md", frontend.get_default_settings())
+    outer = nodes.container()
+    outer.line = 7
+    inner = nodes.paragraph("", "文字")
+    outer += inner
+    doctree += outer
+    inner["names"].append("my-label")
+    doctree.note_explicit_target(inner)
+    assert inner.line is None
+    store = {"labels": {}}
+    domain = SimpleNamespace(data={"documents": store})
+    app = SimpleNamespace(env=SimpleNamespace(docname="page", get_domain=lambda name: domain))
+    collect_labels(app, doctree)
+    assert store["labels"] == {"page": {"my-label": 7}}

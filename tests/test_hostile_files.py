@@ -17,6 +17,7 @@ import re
 import pytest
 from one_build import SECRET, register
 from test_contributor_kit import _append
+from test_data_errors import add_to_page, assert_fails_at, tiny_project
 from test_hostile_input import _git_config, _rst, assert_refused
 
 
@@ -133,6 +134,30 @@ def test_images_and_downloads_are_types_a_browser_does_not_run(one_build, case):
     name, line = r.value
     assert_refused(r.run.proc, f"{r.at.article()}:{line}: WARNING: KB018")
     assert not list((r.repo / "_build/html").rglob(name))
+
+
+def test_a_refusal_names_the_line_of_the_role_not_an_earlier_mention(tmp_path):
+    """A role's node carries its paragraph's line, so the place is found by
+    its text in the page: the first mention on or after that line, not the
+    page's first mention of the same name (a sentence that talks about the
+    file, lines before the download)."""
+    root = tiny_project(tmp_path / "kb")
+    (root / "docs/training/x.js").write_text("alert(1)\n", encoding="utf-8")
+    (root / "docs/training/y.html").write_text("<b>hi</b>\n", encoding="utf-8")
+    first = add_to_page(
+        root,
+        "文中提到 x.js、y.html 和 http://127.0.0.1:9/a 三处。\n\n"
+        "另一段，\n第二行 {download}`下载 <x.js>`\n\n"
+        "第三段\n第二行 ![图](y.html)\n\n"
+        "[链接](http://127.0.0.1:9/a)\n",
+    )
+    out = assert_fails_at(
+        root,
+        f"docs/training/x.md:{first + 3}: WARNING: KB018 download of 'x.js'",
+        f"docs/training/x.md:{first + 6}: WARNING: KB018 image 'y.html'",
+        f"docs/training/x.md:{first + 8}: WARNING: KB012 link to 'http://127.0.0.1:9/a'",
+    )
+    assert f"docs/training/x.md:{first}: " not in out
 
 
 SVGS = {

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from docutils import nodes
+from docutils.utils import get_source_line
 from sphinx import addnodes
 
 from kb.core.log import getLogger
@@ -82,7 +83,7 @@ def collect_labels(app, doctree) -> None:
             continue
         if node.tagname.startswith("desc_"):
             continue
-        defined.setdefault(name, node.line or nodes.get_source_line(node)[1] or 0)
+        defined.setdefault(name, node.line or get_source_line(node)[1] or 0)
 
 
 def define(env, label: str, line: int) -> None:

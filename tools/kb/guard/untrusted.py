@@ -66,6 +66,7 @@ from docutils.parsers.rst import directives
 from docutils.parsers.rst import languages as rst_languages
 from docutils.parsers.rst.directives.images import Image
 from docutils.transforms import misc as misc_transforms
+from docutils.utils import get_source_line
 from pygments.token import STANDARD_TYPES
 from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
@@ -1308,12 +1309,16 @@ def on_include_read(app, relative_path: Path, parent_docname: str, content: list
 
 def _location(env, node: nodes.Node, docname: str, needle: str | None = None, near: int | None = None):
     """(docname, line) of what a node holds. Nodes made by rST directives in
-    ``{eval-rst}`` often carry no line, or the block's: where the offending
-    text is in the page's source, its first line is the place (of the text
-    met more than once, the one nearest the line ``near``); otherwise the
-    node's line, or its nearest ancestor's. (docname, line) prints the page's
-    path as the build was given it, as Sphinx's own warnings do."""
+    ``{eval-rst}`` often carry no line, or the block's, and a role's node
+    has its paragraph's: where the offending text is in the page's source,
+    its first line is the place (of the text met more than once, the first
+    on or after the line ``near`` or else the node's own, failing that the
+    last before it; the first of all without a line); otherwise the node's line, or its
+    nearest ancestor's. (docname, line) prints the page's path as the build
+    was given it, as Sphinx's own warnings do."""
     if needle:
+        if near is None and node is not None:
+            near = get_source_line(node)[1]
         try:
             text = env.doc2path(docname).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -1321,8 +1326,7 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None, ne
         best, line, at = None, 1, 0
         for m in re.finditer(re.escape(needle), text):
             line, at = line + text.count("\n", at, m.start()), m.start()
-            if best is None or abs(line - near) < abs(best - near):
-                best = line
+            best = line
             if near is None or line >= near:
                 break
         if best is not None:
