@@ -160,6 +160,24 @@ def test_a_refusal_names_the_line_of_the_role_not_an_earlier_mention(tmp_path):
     assert f"docs/training/x.md:{first}: " not in out
 
 
+@pytest.mark.parametrize("path", ["../../../../../etc/passwd", "./sub/../../../conf.py", "/../conf.py"])
+def test_a_refused_csv_table_file_is_quoted_as_the_page_writes_it(tmp_path, path):
+    """The path worked out from the page's folder is what is checked; the
+    message quotes what the contributor wrote, to find it in the page."""
+    root = tiny_project(tmp_path / "kb")
+    line = add_to_page(root, f":::{{csv-table}}\n:file: {path}\n:::\n")
+    assert_fails_at(root, f"docs/training/x.md:{line}: WARNING: KB011 csv-table file '{path}' lies outside")
+
+
+def test_a_missing_csv_table_file_is_reported_once(tmp_path):
+    """The table's size and cells are checked before docutils builds it;
+    a file that cannot be read is docutils' error, reported once."""
+    root = tiny_project(tmp_path / "kb")
+    line = add_to_page(root, ":::{csv-table}\n:file: no-such.csv\n:::\n")
+    out = assert_fails_at(root, f"docs/training/x.md:{line}: CRITICAL: KB103")
+    assert out.count("No such file or directory") == 1, out[-3000:]
+
+
 SVGS = {
     "prefixed-script": (
         '<svg xmlns="http://www.w3.org/2000/svg">\n<h:script xmlns:h='
@@ -391,8 +409,9 @@ def test_csv_table_file_is_resolved_as_docutils_resolves_it(one_build):
     """In an included rST file, :file: is relative to that file, not the page."""
     r = one_build("pages")["csv/in-included-file"]
     out = assert_refused(r.run.proc)
-    # reported at the directive in docs/inc-….rst, naming the file as resolved from there
-    assert f"docs/{r.value}:1: WARNING: KB011 csv-table file '/../.git/config'" in out, out[-3000:]
+    # reported at the directive in docs/inc-….rst, naming the file as written there (from
+    # the page, ../.git/config would be docs/.git/config: a missing file, not KB011)
+    assert f"docs/{r.value}:1: WARNING: KB011 csv-table file '../.git/config'" in out, out[-3000:]
     assert SECRET not in r.run.published
 
 

@@ -66,7 +66,7 @@ from docutils.parsers.rst import directives
 from docutils.parsers.rst import languages as rst_languages
 from docutils.parsers.rst.directives.images import Image
 from docutils.transforms import misc as misc_transforms
-from docutils.utils import get_source_line
+from docutils.utils import SystemMessagePropagation, get_source_line
 from pygments.token import STANDARD_TYPES
 from sphinx import addnodes
 from sphinx.directives.code import CodeBlock, LiteralInclude
@@ -249,14 +249,18 @@ class _Confined(SphinxDirective):
 
     what = "file"
 
-    def refused(self, argument: str) -> bool:
+    def refused(self, argument: str, written: str | None = None) -> bool:
+        """Refuse the file ``argument`` names when it is not ours; the message
+        quotes it as the page wrote it (``written``, when the argument is a
+        path the directive worked out from it)."""
+        written = (written or argument).strip()
         if is_standard_include(argument):
-            _refuse_file(directive_location(self), self.what, argument.strip(), STANDARD)
+            _refuse_file(directive_location(self), self.what, written, STANDARD)
             return True
         _, absolute = self.env.relfn2path(argument.strip(), self.env.docname)
         problem = file_problem(absolute, roots_of(self.env.srcdir, self.config.kb_confdir))
         if problem:
-            _refuse_file(directive_location(self), self.what, argument.strip(), problem)
+            _refuse_file(directive_location(self), self.what, written, problem)
             return True
         return False
 
@@ -846,6 +850,8 @@ class ConfinedCSVTable(_Confined, CSVTable):
             rows, _ = self.parse_csv_data_into_rows(data, self.DocutilsDialect(self.options), source)
             # the :header: option's cells are parsed as Markdown too
             rows = self.process_header_option()[0] + rows
+        except SystemMessagePropagation:  # reported already: run() ends with it
+            raise
         except Exception:  # noqa: BLE001 - run() reports what the table cannot read
             return False
         finally:
@@ -921,7 +927,7 @@ class ConfinedCSVTable(_Confined, CSVTable):
         if "file" in self.options:
             # Sphinx maps /x to docs/x; docutils reads any other path relative to
             # the file being parsed, which is an included file's folder, not the page's
-            target = self.options["file"].strip()
+            written = target = self.options["file"].strip()
             if target.startswith("/") and os.path.exists(target) and self.refused_as_is(target):
                 # Sphinx reads an absolute path that exists as it is (with a
                 # warning of its own), not from docs/
@@ -931,7 +937,7 @@ class ConfinedCSVTable(_Confined, CSVTable):
                 target = "/" + os.path.relpath(
                     os.path.join(os.path.dirname(os.path.abspath(source)), target), self.env.srcdir
                 )
-            if self.refused(target):
+            if self.refused(target, written):
                 return []
             # what Sphinx reads: an absolute path that exists as it is, any other from docs/
             read = target if os.path.exists(target) else self.env.relfn2path(target, self.env.docname)[1]
@@ -939,8 +945,14 @@ class ConfinedCSVTable(_Confined, CSVTable):
                 return []
         else:
             read = None
-        if self.cells_too_deep(read):
-            return []
+        try:
+            if self.cells_too_deep(read):
+                return []
+        except SystemMessagePropagation as failed:
+            # docutils has reported why the table cannot be read (a missing
+            # file): end as CSVTable.run does, without reading it again (and
+            # reporting it twice)
+            return [failed.args[0]]
         if _csv_nesting[0] >= MAX_CSV_NESTING:  # tables in cells of tables (a file that reads itself)
             logger.warning(
                 "KB053 csv-tables nested more than %d deep in one another's cells (a :file: that "
