@@ -246,3 +246,59 @@ def test_other_pages_keep_their_canonical_url(html):
     links = Links()
     links.feed((html / "training/x.html").read_text(encoding="utf-8"))
     assert "canonical" in links.rels and links.base is None and "robots" not in links.meta
+
+
+# -- a summary the editors correct -----------------------------------------------------
+
+
+def test_a_summary_the_editors_correct_shows_the_verdict_wherever_it_is_listed(tmp_path):
+    """front matter's listing_notes: the 编者注 that correct what the title or
+    summary says. Every list that shows the summary (全部文章, the tag pages,
+    llms.txt, the feed) shows their verdicts beside it, linked to the note;
+    without it (the html fixture's site) none does."""
+    root = make_small_site(tmp_path / "kb")
+    page = root / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8")
+    page.write_text(
+        text.replace(
+            "summary: 用小显存模拟大 batch。\n",
+            "summary: 用小显存模拟大 batch。\nlisting_notes: [note-x-steps]\n",
+        ),
+        encoding="utf-8",
+    )
+    code, log, out = build(root, "html")
+    assert code == 0 and "WARNING" not in log, log[-3000:]
+    verdict = f"编者注：{NOTE_VERDICT}"
+    for listing, href in (("articles.html", "training/x.html"), ("tags/memory.html", "../training/x.html")):
+        html_text = (out / listing).read_text(encoding="utf-8")
+        assert re.search(
+            rf"用小显存模拟大 batch。（<a [^>]*href=\"{re.escape(href)}#note-x-steps\"[^>]*>{re.escape(verdict)}</a>）",
+            html_text,
+        ), listing
+    llms = (out / "llms.txt").read_text(encoding="utf-8")
+    assert f"用小显存模拟大 batch。（{verdict} https://kb.51suanli.com/training/x.html#note-x-steps）" in llms
+    assert f"<summary>用小显存模拟大 batch。（{verdict}）</summary>" in (out / "feed.xml").read_text(
+        encoding="utf-8"
+    )
+
+
+def test_without_listing_notes_no_list_shows_a_verdict(html):
+    for name in ("articles.html", "tags/memory.html", "llms.txt", "feed.xml"):
+        assert f"编者注：{NOTE_VERDICT}" not in (html / name).read_text(encoding="utf-8"), name
+
+
+def test_listing_notes_must_name_a_note_of_the_page(tmp_path):
+    root = make_small_site(tmp_path / "kb")
+    page = root / "docs/training/x.md"
+    text = page.read_text(encoding="utf-8")
+    page.write_text(
+        text.replace("author: 张三\n", "author: 张三\nlisting_notes: [note-x-stepz]\n"), encoding="utf-8"
+    )
+    line = text[: text.index("author: 张三")].count("\n") + 2
+    code, log, _out = build(root, "html")
+    assert code != 0 and "Traceback" not in log, log[-3000:]
+    assert (
+        f"docs/training/x.md:{line}: WARNING: KB026 listing_notes names 'note-x-stepz', which is not the "
+        ":label: of a 编者注 on this page" in log
+    ), log[-3000:]
+    assert "(note-x-steps)" in log  # the page's notes, to choose from

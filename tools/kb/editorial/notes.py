@@ -532,6 +532,38 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
         node.replace_self(_render(app, docname))
 
 
+def check_listing_notes(app, env) -> None:
+    """KB026 for a ``listing_notes`` entry of a page's front matter that is
+    not the label of a 编者注 on that page: the listings would show no
+    verdict beside a title or summary the editors meant to correct."""
+    notes = documents(env, "editor_notes")
+    for doc, meta in sorted(documents(env, "pages").items()):
+        labels = {n["label"] for n in notes.get(doc, []) if n["label"]}
+        for label in meta.get("listing_notes", []):
+            if label in labels:
+                continue
+            logger.warning(
+                "KB026 listing_notes names %r, which is not the :label: of a 编者注 on this page: "
+                "name the note of this page that corrects its title or summary (%s), or remove it",
+                label,
+                ", ".join(sorted(labels)[:8]) + (" …" if len(labels) > 8 else "")
+                if labels
+                else "this page has no labelled note",
+                location=(doc, _front_matter_line(env, doc, label)),
+                type="kb",
+                subtype="editor-note",
+            )
+
+
+def _front_matter_line(env, doc: str, text: str) -> int | None:
+    """The first line of the page that holds ``text`` (a front-matter value)."""
+    try:
+        lines = env.doc2path(doc).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((i for i, line in enumerate(lines, 1) if text in line), None)
+
+
 def setup(app) -> dict[str, Any]:
     # the 勘误 page is a listing: kb.pages.listings writes it again when a note changes
     app.setup_extension("kb.pages.listings")
@@ -549,4 +581,5 @@ def setup(app) -> dict[str, Any]:
     app.connect("doctree-read", note_sections)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("env-updated", on_env_updated)
+    app.connect("env-check-consistency", check_listing_notes)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 6}

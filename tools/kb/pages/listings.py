@@ -84,6 +84,37 @@ def title_of(env, doc: str) -> str:
     return meta.get("listing_title") or meta.get("title") or doc
 
 
+def summary_notes(env, doc: str) -> list[dict]:
+    """The 编者注 of page ``doc`` that its front matter's ``listing_notes``
+    names: they correct what its title or summary says, so every listing
+    that shows those shows their verdicts beside them (a label that names
+    no note of the page is KB026, kb.editorial.notes)."""
+    wanted = documents(env, "pages").get(doc, {}).get("listing_notes", [])
+    if not wanted:
+        return []
+    notes = {n["label"]: n for n in documents(env, "editor_notes").get(doc, []) if n["label"]}
+    return [notes[label] for label in wanted if label in notes]
+
+
+def verdict_text(note: dict) -> str:
+    """A note's verdict as a listing shows it beside a summary."""
+    return _("编者注：{verdict}").format(verdict=note["summary"])
+
+
+def summary_note_nodes(app, fromdoc: str, doc: str) -> list[nodes.Node]:
+    """The verdicts of ``summary_notes``, each a link to its note, for a
+    listing on ``fromdoc``; none when the page names none."""
+    out: list[nodes.Node] = []
+    for note in summary_notes(app.env, doc):
+        uri = f"{app.builder.get_relative_uri(fromdoc, doc)}#{note['id']}"
+        out += [
+            nodes.Text(_("（")),
+            nodes.reference("", verdict_text(note), internal=True, refuri=uri),
+            nodes.Text(_("）")),
+        ]
+    return out
+
+
 def link(app, fromdoc: str, todoc: str, text: str) -> nodes.Node:
     """A link from one page to another, as Sphinx writes internal links.
 
@@ -99,6 +130,7 @@ def _article_item(app, fromdoc: str, docname: str, meta: dict, tags: dict) -> no
     para = nodes.paragraph()
     para += nodes.strong("", "", link(app, fromdoc, docname, title_of(app.env, docname)))
     para += nodes.Text(" — " + meta["summary"])
+    para += summary_note_nodes(app, fromdoc, docname)
     item = nodes.list_item("", para, classes=["kb-article"])
     if meta.get("tags"):
         tagline = nodes.paragraph(classes=["kb-tags"])

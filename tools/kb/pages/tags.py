@@ -29,7 +29,7 @@ from kb.core.builders import is_website
 from kb.core.i18n import _
 from kb.core.store import documents, site
 from kb.pages.frontmatter import load_tags
-from kb.pages.listings import link, listings_changed, reading_order, title_of
+from kb.pages.listings import link, listings_changed, reading_order, summary_notes, title_of, verdict_text
 from kb.site import output_state as kb_output_state
 
 RELATED = 3
@@ -149,11 +149,19 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
     end.append(footer)
 
 
-def _page(app, pagename: str, title: str, items: list[tuple[str, str, str]], intro: str):
+def _page(app, pagename: str, title: str, items: list[tuple[str, str, str, list]], intro: str):
+    """A generated page: a list of links, each with its text (a summary, a
+    count) and the notes that correct that summary, as (href, verdict)."""
     rows = "".join(
         f'<li><a class="reference internal" href="{escape(href)}">{escape(text)}</a>'
-        f"{' — ' + escape(note) if note else ''}</li>"
-        for href, text, note in items
+        f"{' — ' + escape(note) if note else ''}"
+        + "".join(
+            f'{escape(_("（"))}<a class="reference internal" href="{escape(at)}">{escape(verdict)}</a>'
+            f"{escape(_('）'))}"
+            for at, verdict in notes
+        )
+        + "</li>"
+        for href, text, note, notes in items
     )
     body = (
         f'<section id="tag-page"><h1>{escape(title)}</h1><p>{escape(intro)}</p>'
@@ -176,7 +184,15 @@ def on_collect_pages(app):
     rel = app.builder.get_relative_uri
     for tag, docs in by_tag.items():
         page = f"tags/{tag}"
-        items = [(rel(page, d), title_of(env, d), pages[d].get("summary", "")) for d in docs]
+        items = [
+            (
+                rel(page, d),
+                title_of(env, d),
+                pages[d].get("summary", ""),
+                [(f"{rel(page, d)}#{n['id']}", verdict_text(n)) for n in summary_notes(env, d)],
+            )
+            for d in docs
+        ]
         yield _page(
             app,
             page,
@@ -185,7 +201,7 @@ def on_collect_pages(app):
             _("共 {count} 篇文章带有这个标签。").format(count=len(docs)),
         )
     items = [
-        (rel("tags/index", f"tags/{t}"), names.get(t, t), _("{count} 篇").format(count=len(d)))
+        (rel("tags/index", f"tags/{t}"), names.get(t, t), _("{count} 篇").format(count=len(d)), [])
         for t, d in by_tag.items()
     ]
     yield _page(app, "tags/index", _("全部标签"), items, _("按标签浏览文章。"))

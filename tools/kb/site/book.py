@@ -296,6 +296,7 @@ def guide_listings(app, doctree) -> None:
             summary = pages.get(doc, {}).get("summary")
             if summary:
                 para += nodes.Text(_("：{summary}").format(summary=summary))
+                para += kb_listings.summary_note_nodes(app, docname, doc)
             blist += nodes.list_item("", para)
         node.replace_self(blist)
 

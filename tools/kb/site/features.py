@@ -38,7 +38,7 @@ from kb.core.i18n import _
 from kb.core.log import getLogger
 from kb.core.store import documents, site
 from kb.pages.frontmatter import load_tags
-from kb.pages.listings import title_of
+from kb.pages.listings import summary_notes, title_of, verdict_text
 
 logger = getLogger(__name__)
 
@@ -232,10 +232,13 @@ def write_feed(app, outdir: Path, base: str) -> None:
         meta = pages[doc]
         url = escape(urljoin(base, app.builder.get_target_uri(doc)))
         author = f"    <author><name>{escape(meta['author'])}</name></author>\n" if meta.get("author") else ""
+        notes = "".join(
+            _("（{verdict}）").format(verdict=verdict_text(n)) for n in summary_notes(app.env, doc)
+        )
         entries.append(
             f"  <entry>\n    <title>{escape(title_of(app.env, doc))}</title>\n"
             f'    <link href="{url}"/>\n    <id>{url}</id>\n    <updated>{when}</updated>\n{author}'
-            f"    <summary>{escape(meta.get('summary', ''))}</summary>\n  </entry>"
+            f"    <summary>{escape(meta.get('summary', '') + notes)}</summary>\n  </entry>"
         )
     newest = max((when for _, when in dated), default=_rfc3339(today))
     (outdir / "feed.xml").write_text(

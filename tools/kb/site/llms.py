@@ -43,7 +43,7 @@ from kb.core.log import getLogger
 from kb.core.store import documents
 from kb.editorial.notes import kb_summary
 from kb.pages.frontmatter import load_guides
-from kb.pages.listings import guide_order, reading_order, title_of
+from kb.pages.listings import guide_order, reading_order, summary_notes, title_of, verdict_text
 
 logger = getLogger(__name__)
 
@@ -276,7 +276,15 @@ def llms_txt(app) -> str:
             continue
         lines += [f"## {guide['title']}", ""]
         for doc in docs:
-            lines.append(f"- [{title_of(env, doc)}]({_page_url(app, doc)}): {pages[doc].get('summary', '')}")
+            notes = "".join(
+                _("（{verdict} {url}）").format(
+                    verdict=verdict_text(n), url=f"{_page_url(app, doc)}#{n['id']}"
+                )
+                for n in summary_notes(env, doc)
+            )
+            lines.append(
+                f"- [{title_of(env, doc)}]({_page_url(app, doc)}): {pages[doc].get('summary', '')}{notes}"
+            )
         lines.append("")
     root = app.config.root_doc
     others = [root] + [d for d in reading_order(env) if d not in pages and d != root and d in env.found_docs]
