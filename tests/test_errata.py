@@ -229,6 +229,7 @@ BAD_NOTES = [
     ("", "note-no-kind", None, "2026-12-01", KB021 + " …"),
     ("", "note-no-date", "fact", None, KB021),
     ("", "note-bad-date", "fact", "2026-12", KB021),
+    ("", "note-no-such-day", "fact", "2026-02-30", KB021),
     ("", "note-bad-kind", "typo", "2026-12-01", KB021),
     ("", "note-empty", "fact", "2026-12-01", "KB020 empty 编者注: say what is wrong"),
 ]

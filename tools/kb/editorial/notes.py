@@ -35,6 +35,7 @@ author's original, shown as such: 原文·勿照抄 next to its copy button.
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections import Counter
 from typing import Any
@@ -100,6 +101,17 @@ def _verdict(note: nodes.Element) -> str:
     return _first_sentence(_verdict_text(note))
 
 
+def _is_date(text: str) -> bool:
+    """Whether ``text`` is a day of the calendar as YYYY-MM-DD (not 2026-02-30)."""
+    if not DATE.match(text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 class EditorNote(SphinxDirective):
     has_content = True
     option_spec = {
@@ -121,7 +133,7 @@ class EditorNote(SphinxDirective):
             )
             return []
         kind, date = self.options.get("kind"), self.options.get("date", "")
-        if kind not in KINDS or not DATE.match(date):
+        if kind not in KINDS or not _is_date(date):
             logger.warning(
                 "KB021 编者注 needs :kind: (one of %s) and :date: (YYYY-MM-DD, when the sources were read); "
                 "it has kind %r and date %r",

@@ -127,6 +127,10 @@ def too_deep(env, text: str) -> list[tuple[int, int]]:
 # quote or directive) a few Python calls deeper, and a hundred levels pass
 # Python's recursion limit (a RecursionError traceback). Far below that:
 MAX_RST_DEPTH = 32
+# -- KB094 headings: MyST gives each heading a unique anchor by trying a-1,
+# a-2 … from the start, so a page of 40,000 "## a" took four minutes (the
+# longest article has under 100 headings)
+MAX_HEADINGS = 1000
 
 
 def rst_too_deep(blocks: list[kb_markdown.Block]) -> list[tuple[int, int, int]]:
@@ -228,6 +232,24 @@ def cut_too_deep(env, text: str, location) -> str:
             subtype="nesting",
         )
         cut.append((start, end))
+    headings = sorted(
+        found.line(token.map[0])
+        for found in kb_markdown.walk(md, env, text)
+        for token in found.tokens
+        if token.type == "heading_open" and token.map
+    )
+    if len(headings) > MAX_HEADINGS:
+        logger.warning(
+            "KB094 the page has %d headings, more than the %d a page may have (MyST's anchors "
+            "for them take time with the square of their number); split the page, or write "
+            "the lines as text",
+            len(headings),
+            MAX_HEADINGS,
+            location=location(headings[MAX_HEADINGS] + 1),
+            type="kb",
+            subtype="limit",
+        )
+        cut.append((headings[MAX_HEADINGS], text.count("\n") + 1))
     blocks = list(kb_markdown.directives(md, env, text))  # read once for the rST checks
     for start, end, line in rst_too_deep(blocks):
         _report_rst_depth(location(line))

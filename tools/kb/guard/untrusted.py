@@ -69,14 +69,19 @@ from docutils.transforms import misc as misc_transforms
 from docutils.utils import SystemMessagePropagation, get_source_line
 from pygments.token import STANDARD_TYPES
 from sphinx import addnodes
+from sphinx.directives import ObjectDescription
 from sphinx.directives.code import CodeBlock, LiteralInclude
 from sphinx.directives.other import HList, Include
-from sphinx.directives.patches import CSVTable, Figure
-from sphinx.domains.python import PyModule
-from sphinx.domains.std import Cmdoption, ProductionList, TokenXRefRole
+from sphinx.directives.patches import CSVTable, Figure, Rubric
+from sphinx.domains.c import CDomain
+from sphinx.domains.cpp import CPPDomain
+from sphinx.domains.javascript import JavaScriptDomain
+from sphinx.domains.python import PyModule, PythonDomain
+from sphinx.domains.rst import ReSTDomain
+from sphinx.domains.std import Cmdoption, ProductionList, StandardDomain, TokenXRefRole
 from sphinx.roles import XRefRole
 from sphinx.transforms import SphinxTransform
-from sphinx.util.docutils import ReferenceRole, SphinxDirective
+from sphinx.util.docutils import ReferenceRole, SphinxDirective, SphinxRole
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
@@ -441,6 +446,17 @@ class CheckedCodeBlock(_OneParagraphCaption, CodeBlock):
 MAX_SCALE = 1000
 MAX_LENGTH = 10_000
 _LENGTH_NUMBER = re.compile(r"\s*([0-9]*\.?[0-9]*)")
+
+
+def _is_zero(value) -> bool:
+    """Whether an image's size (a scale, a length such as "0px" or "0%") is zero."""
+    if value is None:
+        return False
+    number = _LENGTH_NUMBER.match(str(value))[1]
+    try:
+        return bool(number) and float(number) == 0
+    except ValueError:
+        return False
 
 
 def size_refused(directive: SphinxDirective) -> bool:
@@ -1053,10 +1069,135 @@ REFUSED_DIRECTIVES = {
     # sphinxcontrib-mermaid's: imports the modules it names, on the machine that builds
     "autoclasstree": "autoclasstree imports Python modules while the site builds; it is not "
     "allowed in pages: draw the diagram in a mermaid block",
+    # docutils' own test directive: its content becomes an info message, which
+    # the page drops
+    "restructuredtext-test-directive": "restructuredtext-test-directive is docutils' test "
+    "directive: none of its content reaches the page; remove it",
     # the entries go to Sphinx's general index, which the site does not make
     # (conf.py: html_use_index, epub_use_index; the PDF prints none)
     "index": f"index {NO_INDEX}",
 }
+
+
+# Sphinx's C and C++ domains read a declaration with a backtracking parser:
+# its time doubles with each pair of nested parentheses (20 pairs in a
+# {cpp:expr} role took three minutes, a few more would take hours), and it
+# recurses past Python's limit on 14 pairs (c) or 100 (cpp), a traceback.
+# No page of this site documents a C or C++ API: their directives and roles
+# are refused, before anything parses their text.
+REFUSED_DOMAINS = (CDomain, CPPDomain)
+# the domains whose object descriptions are checked (checked_description)
+DESCRIBING_DOMAINS = (PythonDomain, JavaScriptDomain, ReSTDomain, StandardDomain)
+NO_C_DOMAIN = (
+    "Sphinx's C and C++ domains are not used on this site (their parser can take hours on "
+    "a short nested expression); show the declaration in a code block (```cpp) or as "
+    "inline code"
+)
+# How deep brackets may nest in the signature of any other object description
+# (py:function, js:function, option …): Sphinx's parsers recurse once a level
+# and end in a traceback somewhere past 500
+MAX_SIGNATURE_NESTING = 50
+
+
+class RefusedDomainDirective(SphinxDirective):
+    """A directive of a domain in REFUSED_DOMAINS: KB017, and nothing made."""
+
+    has_content = True
+    optional_arguments = 10
+    final_argument_whitespace = True
+    option_spec = defaultdict(lambda: directives.unchanged)  # any option: refused anyway
+
+    def run(self) -> list[nodes.Node]:
+        logger.warning(
+            "KB017 %s: %s",
+            self.name,
+            NO_C_DOMAIN,
+            location=directive_location(self),
+            type="kb",
+            subtype="untrusted",
+        )
+        return []
+
+
+class RefusedDomainRole(SphinxRole):
+    """A role of a domain in REFUSED_DOMAINS: KB017, its text kept as code."""
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        logger.warning(
+            "KB017 the %s role: %s",
+            self.name,
+            NO_C_DOMAIN,
+            location=self.get_location(),
+            type="kb",
+            subtype="untrusted",
+        )
+        return [nodes.literal(self.text, self.text)], []
+
+
+def _nesting(text: str) -> int:
+    """How deep brackets of any kind nest in ``text`` (unbalanced ones too)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "([{<":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}>" and depth:
+            depth -= 1
+    return deepest
+
+
+def checked_description(cls: type) -> type:
+    """``cls`` (an object description, or a directive with its
+    :no-typesetting: option) refusing what would lose the content or end in
+    a traceback: :no-typesetting: keeps only the index entry and the anchor,
+    the directive's text reaches no page (KB017); a signature whose brackets
+    nest deeper than MAX_SIGNATURE_NESTING would recurse past Python's limit
+    in Sphinx's parser (KB094). Both before anything is parsed."""
+
+    def run(self) -> list[nodes.Node]:
+        if "no-typesetting" in self.options:
+            logger.warning(
+                "KB017 %s's :no-typesetting: shows none of the directive's text (only an anchor "
+                "is made); remove the option",
+                self.name,
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
+            return []
+        deepest = _nesting(" ".join(self.arguments))
+        if deepest > MAX_SIGNATURE_NESTING:
+            logger.warning(
+                "KB094 the signature of %s nests brackets %d deep, more than the %d the site "
+                "reads (Sphinx's parser would end in an error); write it as a code block",
+                self.name,
+                deepest,
+                MAX_SIGNATURE_NESTING,
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
+            return []
+        return cls.run(self)
+
+    return type(f"Checked{cls.__name__}", (cls,), {"run": run, "__doc__": cls.__doc__})
+
+
+class CheckedRubric(Rubric):
+    """``{rubric}`` at ``:heading-level: 1`` writes an ``<h1>``: a second
+    title of the page, past the one-title rule that headings keep (KB105)."""
+
+    def run(self) -> list[nodes.Node]:
+        if str(self.options.get("heading-level")) == "1":
+            logger.warning(
+                "KB105 a rubric at :heading-level: 1 is a second title of the page (an h1); a page "
+                "has one title: give it a level from 2 to 6, or leave the option out",
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
+            self.options["heading-level"] = "2"
+        return super().run()
 
 
 class RefusedIndexRole(ReferenceRole):
@@ -2035,6 +2176,19 @@ class RefuseUnsafeNodes(SphinxTransform):
 
     def image(self, node: nodes.image, docname: str, roots) -> None:
         uri = node["uri"]
+        zero = [f":{key}: {node[key]}" for key in ("width", "height", "scale") if _is_zero(node.get(key))]
+        if zero:
+            logger.warning(
+                "KB094 image %r has %s: no reader would see it (search and screen readers would "
+                "still read its alt text); give it a size a page can show, or remove it",
+                uri[:200],
+                ", ".join(zero),
+                location=_location(self.env, node, docname, uri),
+                type="kb",
+                subtype="untrusted",
+            )
+            _drop_image(node)
+            return
         if DATA_IMAGE.match(uri):
             return
         if is_remote(uri):
@@ -2413,6 +2567,7 @@ CONFINED = {
     "image": CheckedImage,
     "hlist": CheckedHList,
     "raw": RefusedRaw,
+    "rubric": CheckedRubric,
     **dict.fromkeys(REFUSED_DIRECTIVES, RefusedDirective),
 }
 
@@ -2431,10 +2586,21 @@ def register_confined(app, config) -> None:
         app.add_directive(name, directive, override=True)
     # Sphinx looks a name up in the standard domain before docutils' registry
     app.add_directive_to_domain("std", "glossary", RefusedDirective, override=True)
-    app.add_directive_to_domain("std", "option", CheckedCmdoption, override=True)
-    app.add_directive_to_domain("std", "cmdoption", CheckedCmdoption, override=True)
     app.add_directive_to_domain("std", "productionlist", CheckedProductionList, override=True)
-    app.add_directive_to_domain("py", "module", CheckedPyModule, override=True)
+    replaced = {("std", "option"): CheckedCmdoption, ("std", "cmdoption"): CheckedCmdoption}
+    replaced[("py", "module")] = CheckedPyModule
+    for domain in DESCRIBING_DOMAINS:
+        for name, directive in domain.directives.items():
+            directive = replaced.get((domain.name, name), directive)
+            if issubclass(directive, ObjectDescription) or "no-typesetting" in directive.option_spec:
+                app.add_directive_to_domain(domain.name, name, checked_description(directive), override=True)
+    for name in ("describe", "object"):  # Sphinx's own, outside any domain
+        app.add_directive(name, checked_description(ObjectDescription), override=True)
+    for domain in REFUSED_DOMAINS:
+        for name in domain.directives:
+            app.add_directive_to_domain(domain.name, name, RefusedDomainDirective, override=True)
+        for name in domain.roles:
+            app.add_role_to_domain(domain.name, name, RefusedDomainRole(), override=True)
     app.add_role("index", RefusedIndexRole(), override=True)
     app.add_role_to_domain("std", "token", CheckedTokenRole(), override=True)
     app.add_role_to_domain(
