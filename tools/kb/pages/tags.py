@@ -151,12 +151,14 @@ def on_doctree_resolved(app, doctree, docname: str) -> None:
 
 def _page(app, pagename: str, title: str, items: list[tuple[str, str, str, list]], intro: str):
     """A generated page: a list of links, each with its text (a summary, a
-    count) and the notes that correct that summary, as (href, verdict)."""
+    count) and the notes that correct that summary, as (href, verdict):
+    links that show a note's verdict (kb-note-ref, as kb.editorial.notes
+    marks them on the pages), which the search index leaves out."""
     rows = "".join(
         f'<li><a class="reference internal" href="{escape(href)}">{escape(text)}</a>'
         f"{' — ' + escape(note) if note else ''}"
         + "".join(
-            f'{escape(_("（"))}<a class="reference internal" href="{escape(at)}">{escape(verdict)}</a>'
+            f'{escape(_("（"))}<a class="kb-note-ref reference internal" href="{escape(at)}">{escape(verdict)}</a>'
             f"{escape(_('）'))}"
             for at, verdict in notes
         )
