@@ -160,6 +160,17 @@ def test_a_refusal_names_the_line_of_the_role_not_an_earlier_mention(tmp_path):
     assert f"docs/training/x.md:{first}: " not in out
 
 
+def test_a_refusal_in_an_included_file_is_named_there_whatever_the_page_says(tmp_path):
+    """An image of an included file is refused at that file's line, even
+    where the page also mentions the same address (as code)."""
+    root = tiny_project(tmp_path / "kb")
+    (root / "docs/training/README.md").write_text(
+        "# 附录\n\n![图](https://evil.example/x.png)\n", encoding="utf-8"
+    )
+    add_to_page(root, "```{include} README.md\n```\n\n另见 `https://evil.example/x.png`。\n")
+    assert_fails_at(root, "docs/training/README.md:3: WARNING: KB014 image 'https://evil.example/x.png'")
+
+
 @pytest.mark.parametrize("path", ["../../../../../etc/passwd", "./sub/../../../conf.py", "/../conf.py"])
 def test_a_refused_csv_table_file_is_quoted_as_the_page_writes_it(tmp_path, path):
     """The path worked out from the page's folder is what is checked; the

@@ -14,8 +14,14 @@ of the tiny project (each case on lines of its own, --keep-going).
   message (KB017);
 - an image of zero size: on the page, seen by nobody (KB094);
 - a rubric at :heading-level: 1: a second title (KB105);
-- more than MAX_HEADINGS headings: MyST makes their anchors in time that
-  grows with the square of their number (KB094; 40,000 took four minutes).
+- more than MAX_HEADINGS headings, the files a page includes counted with
+  it: MyST makes their anchors in time that grows with the square of their
+  number (KB094; 40,000 took four minutes);
+- the any role: the C and C++ domains resolve no target (their parser would
+  read it);
+- a signature or option longer than MAX_SIGNATURE_LENGTH (time with the
+  square of its length), or a chain of operators that nests without
+  brackets (a RecursionError): KB094.
 """
 
 from __future__ import annotations
@@ -61,6 +67,24 @@ CASES = [
     ("```{image} pic.png\n:alt: MARK-E\n:width: 0px\n```\n", "KB094 image 'pic.png' has :width: 0px"),
     ("```{image} pic.png\n:alt: MARK-F\n:scale: 0\n```\n", "KB094 image 'pic.png' has :scale: 0"),
     ("```{rubric} 第二个标题\n:heading-level: 1\n```\n", "KB105 a rubric at :heading-level: 1"),
+    # the any role asks every domain: the C and C++ ones answer nothing (18 pairs took 160 s)
+    ("{any}`a<" + "(" * 18 + "1" + ")" * 18 + ">::b`\n", "KB102 'any' reference target not found"),
+    # a chain of operators nests without brackets (a RecursionError in Sphinx's parser)
+    (
+        "```{py:data} x\n:type: " + "|".join(["a"] * 990) + "\n```\n",
+        "KB094 the signature or an option of py:data",
+    ),
+    (
+        "```{py:function} f(x=" + "+".join(["1"] * 450) + ")\n```\n",
+        "KB094 the signature or an option of py:func",
+    ),
+    # long and shallow: time with the square of its length (9,000 parameters: a minute)
+    (
+        "```{py:function} f(" + ",".join(f"a{i}=1" for i in range(9000)) + ")\n```\n",
+        "KB094 the signature and",
+    ),
+    ("```{figure} pic.png\n:figwidth: 0\n\n说明 MARK-I\n```\n", "KB094 image 'pic.png' has :figwidth: 0px"),
+    ("```{image} pic.png\n:alt: MARK-J\n:width: 0.001px\n```\n", "KB094 image 'pic.png' has :width: 0.001px"),
 ]
 
 
@@ -99,3 +123,21 @@ def test_what_the_checks_leave_alone_builds(tmp_path):
     assert code == 0 and "WARNING" not in out, out[-3000:]
     page = (root / "_build/html/training/x.html").read_text(encoding="utf-8")
     assert "MARK-G" in page and "MARK-H" in page and page.count("<h1") == 1
+
+
+def test_headings_of_included_files_count_with_the_page(tmp_path):
+    """20 includes of a file of 999 headings: the page's 1,001st heading,
+    in the second include, is where the page is cut (each include past it
+    is cut and named too); the build ends in seconds, not minutes."""
+    root = tiny_project(tmp_path / "kb")
+    (root / "docs/training/README.md").write_text("## a\n" * 999, encoding="utf-8")
+    add_to_page(root, "```{include} README.md\n```\n\n" * 20)
+    code, out = build(root, timeout=120)
+    assert code != 0 and "Traceback" not in out, out[-3000:]
+    # the page's two headings and the first include's 999 make 1,001: the first include's last
+    assert (
+        "docs/training/README.md:999: WARNING: KB094 the page has 1001 headings with the files it includes"
+        in out
+    )
+    page = (root / "_build/html/training/x.html").read_text(encoding="utf-8")
+    assert page.count("<h2") == MAX_HEADINGS - 1  # the page's own 引言, and 998 of the first include

@@ -287,18 +287,21 @@ def test_without_listing_notes_no_list_shows_a_verdict(html):
         assert f"编者注：{NOTE_VERDICT}" not in (html / name).read_text(encoding="utf-8"), name
 
 
-def test_listing_notes_must_name_a_note_of_the_page(tmp_path):
+@pytest.mark.parametrize("label", ["note-x-stepz", "title"])
+def test_listing_notes_must_name_a_note_of_the_page(tmp_path, label):
+    """At the line of listing_notes that names it (a label the page says
+    elsewhere too, as "title", is not looked for there)."""
     root = make_small_site(tmp_path / "kb")
     page = root / "docs/training/x.md"
     text = page.read_text(encoding="utf-8")
     page.write_text(
-        text.replace("author: 张三\n", "author: 张三\nlisting_notes: [note-x-stepz]\n"), encoding="utf-8"
+        text.replace("author: 张三\n", f"author: 张三\nlisting_notes: [{label}]\n"), encoding="utf-8"
     )
     line = text[: text.index("author: 张三")].count("\n") + 2
     code, log, _out = build(root, "html")
     assert code != 0 and "Traceback" not in log, log[-3000:]
     assert (
-        f"docs/training/x.md:{line}: WARNING: KB026 listing_notes names 'note-x-stepz', which is not the "
+        f"docs/training/x.md:{line}: WARNING: KB026 listing_notes names '{label}', which is not the "
         ":label: of a 编者注 on this page" in log
     ), log[-3000:]
     assert "(note-x-steps)" in log  # the page's notes, to choose from

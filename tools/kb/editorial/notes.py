@@ -561,19 +561,25 @@ def check_listing_notes(app, env) -> None:
                 ", ".join(sorted(labels)[:8]) + (" …" if len(labels) > 8 else "")
                 if labels
                 else "this page has no labelled note",
-                location=(doc, _front_matter_line(env, doc, label)),
+                location=(doc, _front_matter_line(env, doc, "listing_notes", str(label))),
                 type="kb",
                 subtype="editor-note",
             )
 
 
-def _front_matter_line(env, doc: str, text: str) -> int | None:
-    """The first line of the page that holds ``text`` (a front-matter value)."""
+def _front_matter_line(env, doc: str, key: str, text: str) -> int | None:
+    """The line of the page where the front-matter field ``key`` gives
+    ``text`` (the first line from the key's on that holds it), or the key's
+    line; the first line without the key."""
     try:
         lines = env.doc2path(doc).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
-    return next((i for i, line in enumerate(lines, 1) if text in line), None)
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"{key}:")), None)
+    if start is None:
+        return 1
+    found = next((i for i in range(start, len(lines)) if text and text in lines[i]), start)
+    return found + 1
 
 
 def setup(app) -> dict[str, Any]:

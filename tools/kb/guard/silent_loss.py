@@ -131,6 +131,7 @@ MAX_RST_DEPTH = 32
 # a-2 … from the start, so a page of 40,000 "## a" took four minutes (the
 # longest article has under 100 headings)
 MAX_HEADINGS = 1000
+_headings: dict[str, int] = {}  # docname -> headings read for it so far (the page, then its includes)
 
 
 def rst_too_deep(blocks: list[kb_markdown.Block]) -> list[tuple[int, int, int]]:
@@ -213,11 +214,12 @@ def rst_comment_directives(env, blocks: list[kb_markdown.Block]) -> list[tuple[i
     return found
 
 
-def cut_too_deep(env, text: str, location) -> str:
+def cut_too_deep(env, text: str, location, page: str | None = None) -> str:
     """``text`` without each directive or div that holds directives or divs
     nested more than kb_markdown.MAX_DIRECTIVE_DEPTH (or blocks more than
     kb_markdown.MAX_LEVELS) deep, nor the {eval-rst} blocks nested too deep
-    (lines kept), each reported at its line."""
+    (lines kept), each reported at its line; and past the MAX_HEADINGS-th
+    heading of the page ``page`` (counted with the files it includes), cut."""
     md = kb_markdown.parser(env.config.myst_enable_extensions)
     cut = []
     for start, end in kb_markdown.too_deep_blocks(md, env, text):
@@ -238,18 +240,23 @@ def cut_too_deep(env, text: str, location) -> str:
         for token in found.tokens
         if token.type == "heading_open" and token.map
     )
-    if len(headings) > MAX_HEADINGS:
+    before = _headings.get(page, 0) if page else 0
+    allowed = max(0, MAX_HEADINGS - before)
+    if page:
+        _headings[page] = before + len(headings)
+    if len(headings) > allowed:
         logger.warning(
-            "KB094 the page has %d headings, more than the %d a page may have (MyST's anchors "
+            "KB094 the page has %d headings%s, more than the %d a page may have (MyST's anchors "
             "for them take time with the square of their number); split the page, or write "
             "the lines as text",
-            len(headings),
+            before + len(headings),
+            " with the files it includes" if before else "",
             MAX_HEADINGS,
-            location=location(headings[MAX_HEADINGS] + 1),
+            location=location(headings[allowed] + 1),
             type="kb",
             subtype="limit",
         )
-        cut.append((headings[MAX_HEADINGS], text.count("\n") + 1))
+        cut.append((headings[allowed], text.count("\n") + 1))
     blocks = list(kb_markdown.directives(md, env, text))  # read once for the rST checks
     for start, end, line in rst_too_deep(blocks):
         _report_rst_depth(location(line))
@@ -782,7 +789,8 @@ def on_source_read(app, docname: str, source: list[str]) -> None:
         _report_depth(app, source[0], lambda line: (docname, line))
         report_repeated_options(app.env, source[0], lambda line: (docname, line))
         report_dropped_text(app.env, source[0], lambda line: (docname, line))
-        source[0] = cut_too_deep(app.env, source[0], lambda line: (docname, line))
+        _headings[docname] = 0  # the page's own count starts here; its includes add to it
+        source[0] = cut_too_deep(app.env, source[0], lambda line: (docname, line), docname)
 
 
 # A page with what it reads, and what that reads, in all: 30 files that each
@@ -892,7 +900,7 @@ def on_include_read(app, relative_path, parent_docname: str, content: list[str])
     # include of the same file reads it as rST: both are checked
     report_repeated_options(app.env, content[0], lambda line: f"{path}:{line}")
     report_dropped_text(app.env, content[0], lambda line: f"{path}:{line}")
-    content[0] = cut_too_deep(app.env, content[0], lambda line: f"{path}:{line}")
+    content[0] = cut_too_deep(app.env, content[0], lambda line: f"{path}:{line}", page)
     if path.suffix != ".md":  # perhaps read as reStructuredText
         line = _rst_deep_line(content[0].split("\n"))
         if line:

@@ -449,14 +449,21 @@ _LENGTH_NUMBER = re.compile(r"\s*([0-9]*\.?[0-9]*)")
 
 
 def _is_zero(value) -> bool:
-    """Whether an image's size (a scale, a length such as "0px" or "0%") is zero."""
+    """Whether an image's size (a scale, a length such as "0px" or "0%") shows
+    nothing: zero, or less than one pixel (a pixel, or a number without a
+    unit, is the smallest a screen draws)."""
     if value is None:
         return False
-    number = _LENGTH_NUMBER.match(str(value))[1]
+    text = str(value)
+    number = _LENGTH_NUMBER.match(text)[1]
     try:
-        return bool(number) and float(number) == 0
+        size = float(number) if number.strip(".") else None
     except ValueError:
         return False
+    if size is None:
+        return False
+    unit = text[len(_LENGTH_NUMBER.match(text)[0]) :].strip().lower()
+    return size == 0 or (size < 1 and unit in ("", "px"))
 
 
 def size_refused(directive: SphinxDirective) -> bool:
@@ -1097,6 +1104,29 @@ NO_C_DOMAIN = (
 # (py:function, js:function, option …): Sphinx's parsers recurse once a level
 # and end in a traceback somewhere past 500
 MAX_SIGNATURE_NESTING = 50
+# and how long it may be with its options: the Python domain's parser takes
+# time with the square of a signature's length (9,000 parameters with
+# defaults, 60 KB: a minute); a real one is a few hundred characters
+MAX_SIGNATURE_LENGTH = 2000
+
+
+def silent_domain(domain: type) -> type:
+    """``domain`` answering no reference: the ``any`` role asks every domain
+    to resolve its target, and the C and C++ domains would parse it with the
+    parser their directives and roles are refused for (18 nested pairs in
+    {any}`a<((…))>::b` took 160 s)."""
+
+    def resolve_xref(self, env, fromdocname, builder, typ, target, node, contnode):
+        return None
+
+    def resolve_any_xref(self, env, fromdocname, builder, target, node, contnode):
+        return []
+
+    return type(
+        f"Silent{domain.__name__}",
+        (domain,),
+        {"resolve_xref": resolve_xref, "resolve_any_xref": resolve_any_xref, "__doc__": domain.__doc__},
+    )
 
 
 class RefusedDomainDirective(SphinxDirective):
@@ -1150,9 +1180,12 @@ def checked_description(cls: type) -> type:
     """``cls`` (an object description, or a directive with its
     :no-typesetting: option) refusing what would lose the content or end in
     a traceback: :no-typesetting: keeps only the index entry and the anchor,
-    the directive's text reaches no page (KB017); a signature whose brackets
-    nest deeper than MAX_SIGNATURE_NESTING would recurse past Python's limit
-    in Sphinx's parser (KB094). Both before anything is parsed."""
+    the directive's text reaches no page (KB017); a signature (with its
+    options: a py:data's :type:) longer than MAX_SIGNATURE_LENGTH, or whose
+    brackets nest deeper than MAX_SIGNATURE_NESTING, would take minutes or
+    recurse past Python's limit in Sphinx's parser (KB094), checked before
+    anything is parsed; a chain of operators that nests without brackets
+    (a|a|…) ends in the parser's RecursionError, reported as KB094 too."""
 
     def run(self) -> list[nodes.Node]:
         if "no-typesetting" in self.options:
@@ -1165,7 +1198,21 @@ def checked_description(cls: type) -> type:
                 subtype="untrusted",
             )
             return []
-        deepest = _nesting(" ".join(self.arguments))
+        signature = " ".join([*self.arguments, *(str(v) for v in self.options.values())])
+        if len(signature) > MAX_SIGNATURE_LENGTH:
+            logger.warning(
+                "KB094 the signature and options of %s hold %d characters, more than the %d the "
+                "site reads (Sphinx's parser takes time with the square of a long signature); "
+                "describe it in text or a code block",
+                self.name,
+                len(signature),
+                MAX_SIGNATURE_LENGTH,
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
+            return []
+        deepest = _nesting(signature)
         if deepest > MAX_SIGNATURE_NESTING:
             logger.warning(
                 "KB094 the signature of %s nests brackets %d deep, more than the %d the site "
@@ -1178,7 +1225,19 @@ def checked_description(cls: type) -> type:
                 subtype="untrusted",
             )
             return []
-        return cls.run(self)
+        try:
+            return cls.run(self)
+        except RecursionError:  # a chain of operators (a|a|…, 1+1+…) nests without brackets
+            logger.warning(
+                "KB094 the signature or an option of %s nests deeper than Sphinx's parser can "
+                "read (a long chain of operators, such as a|a|… or 1+1+…); shorten it, or write "
+                "it as a code block",
+                self.name,
+                location=directive_location(self),
+                type="kb",
+                subtype="untrusted",
+            )
+            return []
 
     return type(f"Checked{cls.__name__}", (cls,), {"run": run, "__doc__": cls.__doc__})
 
@@ -1469,6 +1528,12 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None, ne
     last before it; the first of all without a line); otherwise the node's line, or its
     nearest ancestor's. (docname, line) prints the page's path as the build
     was given it, as Sphinx's own warnings do."""
+    if node is not None:
+        source, line = get_source_line(node)
+        if other := _other_file(env, source, docname):
+            # text from another file (a glossary entry of data/glossary.yaml, an
+            # included file): its own path and line, whatever the page says
+            return f"{shown(other)}:{line}"
     if needle:
         if near is None and node is not None:
             near = get_source_line(node)[1]
@@ -2177,6 +2242,8 @@ class RefuseUnsafeNodes(SphinxTransform):
     def image(self, node: nodes.image, docname: str, roots) -> None:
         uri = node["uri"]
         zero = [f":{key}: {node[key]}" for key in ("width", "height", "scale") if _is_zero(node.get(key))]
+        if isinstance(node.parent, nodes.figure) and _is_zero(node.parent.get("width")):
+            zero.append(f":figwidth: {node.parent['width']}")
         if zero:
             logger.warning(
                 "KB094 image %r has %s: no reader would see it (search and screen readers would "
@@ -2597,6 +2664,7 @@ def register_confined(app, config) -> None:
     for name in ("describe", "object"):  # Sphinx's own, outside any domain
         app.add_directive(name, checked_description(ObjectDescription), override=True)
     for domain in REFUSED_DOMAINS:
+        app.add_domain(silent_domain(domain), override=True)
         for name in domain.directives:
             app.add_directive_to_domain(domain.name, name, RefusedDomainDirective, override=True)
         for name in domain.roles:
