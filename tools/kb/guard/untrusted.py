@@ -1530,9 +1530,11 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None, ne
     was given it, as Sphinx's own warnings do."""
     if node is not None:
         source, line = get_source_line(node)
-        if other := _other_file(env, source, docname):
-            # text from another file (a glossary entry of data/glossary.yaml, an
-            # included file): its own path and line, whatever the page says
+        other = _other_file(env, source, docname)
+        if other and line and _in_repository(env, other):
+            # text from another file of the repository (an included file, an
+            # entry of data/glossary.yaml): its own path and line, whatever the
+            # page says (a node's source may also be a path the page names)
             return f"{shown(other)}:{line}"
     if needle:
         if near is None and node is not None:
@@ -1556,6 +1558,14 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None, ne
         # included file): its own path and line
         return f"{shown(other)}:{node.line}"
     return docname, (node.line if node is not None else None)
+
+
+def _in_repository(env, path: Path) -> bool:
+    """Whether ``path`` lies in the pages' folder or beside conf.py."""
+    real = Path(os.path.realpath(path))
+    return any(
+        real.is_relative_to(os.path.realpath(root)) for root in (env.srcdir, env.config.kb_confdir) if root
+    )
 
 
 def _other_file(env, source, docname: str) -> Path | None:
