@@ -66,6 +66,7 @@ CASES = [
     ),
     ("```{image} pic.png\n:alt: MARK-E\n:width: 0px\n```\n", "KB094 image 'pic.png' has :width: 0px"),
     ("```{image} pic.png\n:alt: MARK-F\n:scale: 0\n```\n", "KB094 image 'pic.png' has :scale: 0"),
+    ("```{image} pic.png\n:alt: MARK-K\n:height: 0\n```\n", "KB094 image 'pic.png' has :height: 0"),
     ("```{rubric} 第二个标题\n:heading-level: 1\n```\n", "KB105 a rubric at :heading-level: 1"),
     # the any role asks every domain: the C and C++ ones answer nothing (18 pairs took 160 s)
     ("{any}`a<" + "(" * 18 + "1" + ")" * 18 + ">::b`\n", "KB102 'any' reference target not found"),
@@ -78,6 +79,7 @@ CASES = [
         "```{py:function} f(x=" + "+".join(["1"] * 450) + ")\n```\n",
         "KB094 the signature or an option of py:func",
     ),
+    ("```{py:function} f(x=" + "-" * 900 + "1)\n```\n", "KB094 the signature or an option of py:func"),
     # long and shallow: time with the square of its length (9,000 parameters: a minute)
     (
         "```{py:function} f(" + ",".join(f"a{i}=1" for i in range(9000)) + ")\n```\n",
@@ -127,8 +129,8 @@ def test_what_the_checks_leave_alone_builds(tmp_path):
 
 def test_headings_of_included_files_count_with_the_page(tmp_path):
     """20 includes of a file of 999 headings: the page's 1,001st heading,
-    in the second include, is where the page is cut (each include past it
-    is cut and named too); the build ends in seconds, not minutes."""
+    the first include's last, is where the page is cut (each include past
+    it is cut and named too); the build ends in seconds, not minutes."""
     root = tiny_project(tmp_path / "kb")
     (root / "docs/training/README.md").write_text("## a\n" * 999, encoding="utf-8")
     add_to_page(root, "```{include} README.md\n```\n\n" * 20)
