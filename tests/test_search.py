@@ -213,15 +213,21 @@ def quality(page, server: str, items: list[dict]) -> dict:
     }
 
 
+def measured(page, server: str, items: list[dict], title: str, capsys) -> dict:
+    """``quality`` of ``items``, its report and misses printed under ``title``."""
+    q = quality(page, server, items)
+    with capsys.disabled():
+        print(f"\n{title}: {q['report']}")
+        for line in q["failures"] + q["misses"]:
+            print("  " + line)
+    return q
+
+
 def test_search_quality(page, server, capsys):
     """Page level: MRR over the whole set, each expected page in the top 3.
     Answer level (items with `section`): the first result is the page and
     its first section link the section that answers."""
-    q = quality(page, server, QUERIES)
-    with capsys.disabled():
-        print(f"\nsearch quality: {q['report']}")
-        for line in q["failures"] + q["misses"]:
-            print("  " + line)
+    q = measured(page, server, QUERIES, "search quality", capsys)
     assert not q["zero"], f"queries with no result: {q['zero']}"
     assert q["mrr"] >= 0.99, f"MRR {q['mrr']:.3f} < 0.99"
     assert not q["failures"], "\n".join(q["failures"])
@@ -237,11 +243,7 @@ def test_search_quality_on_the_held_out_set(page, server, capsys):
     3 of 80 outside the top 3, section hit@1 40/45. A change that loses
     ground on questions nobody optimised for fails here even when the
     tuned set still passes."""
-    q = quality(page, server, HOLDOUT)
-    with capsys.disabled():
-        print(f"\nsearch quality, held-out set: {q['report']}")
-        for line in q["failures"] + q["misses"]:
-            print("  " + line)
+    q = measured(page, server, HOLDOUT, "search quality, held-out set", capsys)
     assert not q["zero"], f"queries with no result: {q['zero']}"
     assert q["mrr"] >= 0.9, f"MRR {q['mrr']:.3f} < 0.9\n" + "\n".join(q["failures"])
     assert len(q["failures"]) <= len(HOLDOUT) // 10, "\n".join(q["failures"])

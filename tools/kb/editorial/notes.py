@@ -44,11 +44,13 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
+from kb.core import data as kb_data
 from kb.core import labels as kb_labels
 from kb.core.i18n import N_, _
 from kb.core.log import getLogger
 from kb.core.store import documents
 from kb.guard.untrusted import own
+from kb.pages.frontmatter import find_front_matter, parse
 from kb.pages.listings import holds_listing, reading_order
 
 logger = getLogger(__name__)
@@ -551,7 +553,7 @@ def check_listing_notes(app, env) -> None:
     notes = documents(env, "editor_notes")
     for doc, meta in sorted(documents(env, "pages").items()):
         labels = {n["label"] for n in notes.get(doc, []) if n["label"]}
-        for label in meta.get("listing_notes", []):
+        for index, label in enumerate(meta.get("listing_notes", [])):
             if label in labels:
                 continue
             logger.warning(
@@ -561,25 +563,21 @@ def check_listing_notes(app, env) -> None:
                 ", ".join(sorted(labels)[:8]) + (" …" if len(labels) > 8 else "")
                 if labels
                 else "this page has no labelled note",
-                location=(doc, _front_matter_line(env, doc, "listing_notes", str(label))),
+                location=(doc, _front_matter_line(env, doc, ["listing_notes", index])),
                 type="kb",
                 subtype="editor-note",
             )
 
 
-def _front_matter_line(env, doc: str, key: str, text: str) -> int | None:
-    """The line of the page where the front-matter field ``key`` gives
-    ``text`` (the first line from the key's on that holds it), or the key's
-    line; the first line without the key."""
+def _front_matter_line(env, doc: str, path: list) -> int | None:
+    """The line of the page's front-matter value at ``path`` (keys and
+    indexes), as the front matter's own checks place it (kb.core.data.line_of)."""
     try:
-        lines = env.doc2path(doc).read_text(encoding="utf-8").splitlines()
+        found = find_front_matter(env.doc2path(doc).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
-    start = next((i for i, line in enumerate(lines) if line.startswith(f"{key}:")), None)
-    if start is None:
-        return 1
-    found = next((i for i in range(start, len(lines)) if text and text in lines[i]), start)
-    return found + 1
+    root = parse(found)[0] if found else None
+    return kb_data.line_of(root, path, found.first) if root is not None else None
 
 
 def setup(app) -> dict[str, Any]:

@@ -455,14 +455,14 @@ def _is_zero(value) -> bool:
     if value is None:
         return False
     text = str(value)
-    number = _LENGTH_NUMBER.match(text)[1]
+    match = _LENGTH_NUMBER.match(text)
+    if not match[1].strip("."):
+        return False
     try:
-        size = float(number) if number.strip(".") else None
+        size = float(match[1])
     except ValueError:
         return False
-    if size is None:
-        return False
-    unit = text[len(_LENGTH_NUMBER.match(text)[0]) :].strip().lower()
+    unit = text[match.end() :].strip().lower()
     return size == 0 or (size < 1 and unit in ("", "px"))
 
 
@@ -1187,57 +1187,41 @@ def checked_description(cls: type) -> type:
     anything is parsed; a chain of operators that nests without brackets
     (a|a|…) ends in the parser's RecursionError, reported as KB094 too."""
 
-    def run(self) -> list[nodes.Node]:
+    def refused(self) -> str | None:
+        """Why the directive is refused before it is parsed, or None."""
         if "no-typesetting" in self.options:
-            logger.warning(
-                "KB017 %s's :no-typesetting: shows none of the directive's text (only an anchor "
-                "is made); remove the option",
-                self.name,
-                location=directive_location(self),
-                type="kb",
-                subtype="untrusted",
+            return (
+                f"KB017 {self.name}'s :no-typesetting: shows none of the directive's text (only an "
+                "anchor is made); remove the option"
             )
-            return []
         signature = " ".join([*self.arguments, *(str(v) for v in self.options.values())])
         if len(signature) > MAX_SIGNATURE_LENGTH:
-            logger.warning(
-                "KB094 the signature and options of %s hold %d characters, more than the %d the "
-                "site reads (Sphinx's parser takes time with the square of a long signature); "
-                "describe it in text or a code block",
-                self.name,
-                len(signature),
-                MAX_SIGNATURE_LENGTH,
-                location=directive_location(self),
-                type="kb",
-                subtype="untrusted",
+            return (
+                f"KB094 the signature and options of {self.name} hold {len(signature)} characters, "
+                f"more than the {MAX_SIGNATURE_LENGTH} the site reads (Sphinx's parser takes time "
+                "with the square of a long signature); describe it in text or a code block"
             )
-            return []
-        deepest = _nesting(signature)
-        if deepest > MAX_SIGNATURE_NESTING:
-            logger.warning(
-                "KB094 the signature of %s nests brackets %d deep, more than the %d the site "
-                "reads (Sphinx's parser would end in an error); write it as a code block",
-                self.name,
-                deepest,
-                MAX_SIGNATURE_NESTING,
-                location=directive_location(self),
-                type="kb",
-                subtype="untrusted",
+        if (deepest := _nesting(signature)) > MAX_SIGNATURE_NESTING:
+            return (
+                f"KB094 the signature of {self.name} nests brackets {deepest} deep, more than the "
+                f"{MAX_SIGNATURE_NESTING} the site reads (Sphinx's parser would end in an error); "
+                "write it as a code block"
             )
-            return []
-        try:
-            return cls.run(self)
-        except RecursionError:  # a chain of operators (a|a|…, 1+1+…) nests without brackets
-            logger.warning(
-                "KB094 the signature or an option of %s nests deeper than Sphinx's parser can "
-                "read (a long chain of operators, such as a|a|… or 1+1+…); shorten it, or write "
-                "it as a code block",
-                self.name,
-                location=directive_location(self),
-                type="kb",
-                subtype="untrusted",
-            )
-            return []
+        return None
+
+    def run(self) -> list[nodes.Node]:
+        problem = refused(self)
+        if problem is None:
+            try:
+                return cls.run(self)
+            except RecursionError:  # a chain of operators (a|a|…, 1+1+…) nests without brackets
+                problem = (
+                    f"KB094 the signature or an option of {self.name} nests deeper than Sphinx's "
+                    "parser can read (a long chain of operators, such as a|a|… or 1+1+…); shorten "
+                    "it, or write it as a code block"
+                )
+        logger.warning(problem, location=directive_location(self), type="kb", subtype="untrusted")
+        return []
 
     return type(f"Checked{cls.__name__}", (cls,), {"run": run, "__doc__": cls.__doc__})
 
@@ -1536,9 +1520,8 @@ def _location(env, node: nodes.Node, docname: str, needle: str | None = None, ne
             # entry of data/glossary.yaml): its own path and line, whatever the
             # page says (a node's source may also be a path the page names)
             return f"{shown(other)}:{line}"
+        near = line if near is None else near
     if needle:
-        if near is None and node is not None:
-            near = get_source_line(node)[1]
         try:
             text = env.doc2path(docname).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
